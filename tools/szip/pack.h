@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * szip encoder: chunking, filter and dictionary selection, deflate.
+ */
+#ifndef _SZIP_PACK_H
+#define _SZIP_PACK_H
+
+#include "szip.h"
+
+#define PACK_FILTER_AUTO	(-1)
+#define PACK_DICT_AUTO		(-1)
+
+/**
+ * struct pack_opts - what to produce
+ * @chunk_size: uncompressed bytes per chunk (4096..32768, multiple of 4096)
+ * @level: 1 (fast) .. 9 (best)
+ * @filter: SZIP_FILTER_* or %PACK_FILTER_AUTO
+ * @dict_size: dictionary bytes (0 none, up to 32768) or %PACK_DICT_AUTO
+ * @progress: called now and then with the bytes done so far (may be NULL)
+ * @progress_arg: passed to @progress
+ */
+struct pack_opts {
+	u32 chunk_size;
+	int level;
+	int filter;
+	int dict_size;
+	void (*progress)(void *arg, u64 done, u64 total);
+	void *progress_arg;
+};
+
+/**
+ * struct pack_result - an encoded szip file
+ * @data: the file's bytes (malloc'd; free with free())
+ * @len: its length
+ * @filter: the filter used
+ * @dict_size: the dictionary size used
+ */
+struct pack_result {
+	u8 *data;
+	size_t len;
+	int filter;
+	u32 dict_size;
+};
+
+int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
+	      struct pack_result *res, char *err, size_t err_len);
+
+#endif /* _SZIP_PACK_H */
