@@ -67,7 +67,7 @@ check: deps
 
 # A longer fuzzing session that grows tests/fuzz/corpus.
 fuzz: $(FUZZ)
-	mkdir -p build/fuzz/new
+	mkdir -p build/fuzz/new tests/fuzz/corpus
 	$(FUZZ) -max_total_time=$${FUZZ_SECONDS:-600} -print_final_stats=1 \
 		build/fuzz/new tests/fuzz/corpus
 	$(FUZZ) -merge=1 tests/fuzz/corpus build/fuzz/new

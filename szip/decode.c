@@ -85,8 +85,27 @@ static int feed_dictionary(struct szip_decoder *d, const u8 *dict, u32 len)
 	return SZIP_OK;
 }
 
+/*
+ * The stream stopped without reaching its end.  With output room left the
+ * input ran out; with input left the output did.  With both used up, ask
+ * for one more byte to tell a long chunk from a truncated one.
+ */
+static int stopped_early(z_stream *zs)
+{
+	u8 probe;
+
+	if (zs->avail_out)
+		return SZIP_ERR_CHUNK_TRUNCATED;
+	if (zs->avail_in)
+		return SZIP_ERR_CHUNK_LONG;
+	zs->next_out = &probe;
+	zs->avail_out = 1;
+	szip_zinflate(zs, Z_FINISH);
+	return zs->avail_out ? SZIP_ERR_CHUNK_TRUNCATED : SZIP_ERR_CHUNK_LONG;
+}
+
 /* Map the end state of a Z_FINISH inflate to a result. */
-static int inflate_result(const z_stream *zs, int zret)
+static int inflate_result(z_stream *zs, int zret)
 {
 	if (zret == Z_STREAM_END) {
 		if (zs->avail_out)
@@ -97,12 +116,8 @@ static int inflate_result(const z_stream *zs, int zret)
 	}
 	if (zret == Z_DATA_ERROR)
 		return SZIP_ERR_DATA;
-	if (zret == Z_OK || zret == Z_BUF_ERROR) {
-		/* stopped early: out of room, or out of input */
-		if (!zs->avail_out)
-			return SZIP_ERR_CHUNK_LONG;
-		return SZIP_ERR_CHUNK_TRUNCATED;
-	}
+	if (zret == Z_OK || zret == Z_BUF_ERROR)
+		return stopped_early(zs);
 	return SZIP_ERR_INTERNAL;
 }
 

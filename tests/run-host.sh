@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/run-host.sh - run the host test suites (built by `make check`):
+#   unit  build/san/test_szip      the szip library and encoder
+#   cli   tests/cli/test_cli.sh    the szip command line, with build/san/szip
+#   fuzz  build/fuzz/fuzz_decode   libFuzzer on the decoder, bounded time
+# and print a closing "N passed, N failed" line over all of them.
+#
+# Options: --fuzz-seconds=N (default 60), --vectors=DIR (default
+# ../shared/vectors/szip next to the project; tests that need it skip
+# visibly when it is absent).
+
+set -u
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top" || exit 1
+
+fuzz_seconds=60
+vectors=$top/../shared/vectors/szip
+for arg in "$@"; do
+	case $arg in
+	--fuzz-seconds=*) fuzz_seconds=${arg#*=} ;;
+	--vectors=*) vectors=${arg#*=} ;;
+	*) echo "usage: $0 [--fuzz-seconds=N] [--vectors=DIR]" >&2; exit 2 ;;
+	esac
+done
+[[ -d $vectors ]] || echo "# NOTE: no conformance vectors at $vectors: vector tests skip"
+
+pass=0 fail=0 skip=0
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+# Add a suite's "# NAME: P passed, F failed, S skipped" line to the totals.
+tally() {
+	local name=$1 out=$2 rc=$3 line p f s
+	line=$(grep -E "^# $name: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1)
+	if [[ -z $line ]]; then
+		echo "# $name: no summary line (exit $rc): counted as 1 failure"
+		fail=$((fail + 1))
+		return
+	fi
+	read -r p f s < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"$line")
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + ${s:-0}))
+	if [[ $rc -ne 0 && $f -eq 0 ]]; then
+		echo "# $name: exit $rc without a failed test: counted as 1 failure"
+		fail=$((fail + 1))
+	fi
+}
+
+run_suite() {
+	local name=$1 rc start
+	shift
+	echo "# ---- $name: $*"
+	start=$SECONDS
+	"$@" >"$log/$name" 2>&1
+	rc=$?
+	grep -Ev '^ok ' "$log/$name"
+	echo "# $name took $((SECONDS - start)) s"
+	tally "$name" "$log/$name" "$rc"
+}
+
+run_suite unit build/san/test_szip "$vectors"
+run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors"
+run_suite fuzz tests/fuzz/run-fuzz.sh --seconds="$fuzz_seconds" \
+	--szip=tools/szip/szip --vectors="$vectors"
+
+echo "# host: $pass passed, $fail failed, $skip skipped"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

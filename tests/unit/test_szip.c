@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the szip library (szip/) and the encoder (tools/szip/pack.c).
+ *
+ * Usage: test_szip [VECTORS_DIR]
+ *
+ * Decodes every conformance vector (when VECTORS_DIR exists), checks that
+ * every malformed file yields its specific error, round-trips generated and
+ * system data over chunk sizes, dictionaries and filters, and builds each
+ * malformed-input class from a valid file.  Output is TAP; the last line
+ * reads "# unit: P passed, F failed, S skipped".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "szip_config.h"
+#include "szip.h"
+#include "pack.h"
+
+static int nr_tests, nr_pass, nr_fail, nr_skip;
+
+static void __attribute__((format(printf, 2, 3)))
+result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	nr_tests++;
+	if (ok)
+		nr_pass++;
+	else
+		nr_fail++;
+	printf("%sok %d - ", ok ? "" : "not ", nr_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void __attribute__((format(printf, 1, 2))) skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	nr_tests++;
+	nr_skip++;
+	printf("ok %d - ", nr_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP\n");
+}
+
+static u8 *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	u8 *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET))
+		goto out;
+	buf = malloc(n ? (size_t)n : 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	*len = (size_t)n;
+out:
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Decode a whole szip buffer the way a reader of the file would: header,
+ * table, then every chunk.  Returns the first error; *out gets the output.
+ */
+static int decode_all(const u8 *buf, size_t len, u8 **out, size_t *out_len,
+		      u32 *bad_chunk)
+{
+	struct szip_info info;
+	struct szip_decoder *d;
+	const u8 *table;
+	u32 i;
+	int ret;
+
+	*out = NULL;
+	ret = szip_parse_header(&info, buf, len, len);
+	if (ret)
+		return ret;
+	table = buf + info.table_offset;
+	ret = szip_check_table(&info, table, bad_chunk);
+	if (ret)
+		return ret;
+	d = malloc(szip_decoder_size());
+	*out = malloc(info.size);
+	if (!d || !*out || szip_decoder_init(d)) {
+		free(d);
+		return SZIP_ERR_INTERNAL;
+	}
+	for (i = 0; i < info.nr_chunks; i++) {
+		u32 off = szip_chunk_offset(table, i);
+
+		ret = szip_decode_chunk(d, &info, buf + SZIP_HEADER_SIZE, i,
+					buf + off, szip_chunk_clen(&info, table, i),
+					*out + (size_t)i * info.chunk_size);
+		if (ret) {
+			if (bad_chunk)
+				*bad_chunk = i;
+			break;
+		}
+	}
+	*out_len = info.size;
+	szip_decoder_end(d);
+	free(d);
+	return ret;
+}
+
+/* ------------------------------------------------------ shared vectors */
+
+static void test_vector_dir(const char *dir)
+{
+	char path[8192];
+	struct dirent *de;
+	int count = 0;
+	DIR *dp = opendir(dir);
+
+	if (!dp) {
+		skip("vectors in %s (directory absent)", dir);
+		return;
+	}
+	while ((de = readdir(dp))) {
+		size_t n = strlen(de->d_name), sz_len, in_len, out_len;
+		u8 *sz, *in, *out;
+		int ret;
+
+		if (n < 4 || strcmp(de->d_name + n - 3, ".sz"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		sz = read_file(path, &sz_len);
+		snprintf(path, sizeof(path), "%s/%.*s.in", dir, (int)(n - 3),
+			 de->d_name);
+		in = read_file(path, &in_len);
+		if (!sz || !in) {
+			result(false, "vector %s: cannot read", de->d_name);
+			free(sz);
+			free(in);
+			continue;
+		}
+		ret = decode_all(sz, sz_len, &out, &out_len, NULL);
+		result(!ret && out_len == in_len && !memcmp(out, in, in_len),
+		       "vector %s decodes bit-exactly (%s)", de->d_name,
+		       szip_strerror(ret));
+		free(out);
+		free(sz);
+		free(in);
+		count++;
+	}
+	closedir(dp);
+	if (!count)
+		result(false, "no vectors found in %s", dir);
+}
+
+static const struct {
+	const char *name;
+	int ret;
+} bad_cases[] = {
+	{ "bad-magic", SZIP_ERR_MAGIC },
+	{ "short-header", SZIP_ERR_SHORT },
+	{ "chunksize-0", SZIP_ERR_CHUNK_SIZE },
+	{ "chunksize-5000", SZIP_ERR_CHUNK_SIZE },
+	{ "chunksize-36864", SZIP_ERR_CHUNK_SIZE },
+	{ "nchunks-0", SZIP_ERR_NR_CHUNKS },
+	{ "lastchunk-0", SZIP_ERR_LAST_CHUNK },
+	{ "lastchunk-gt-chunk", SZIP_ERR_LAST_CHUNK },
+	{ "truncated", SZIP_ERR_TRUNCATED },
+	{ "offset-past-end", SZIP_ERR_OFFSETS },
+	{ "offsets-decreasing", SZIP_ERR_OFFSETS },
+	{ "table-past-end", SZIP_ERR_TABLE },
+	{ "corrupt-deflate", SZIP_ERR_CHUNK_LONG },
+	{ "last-chunk-long", SZIP_ERR_CHUNK_LONG },
+	{ "last-chunk-short", SZIP_ERR_CHUNK_SHORT },
+	{ "wbits-minus7", SZIP_ERR_WINDOW_BITS },
+	{ "wbits-16", SZIP_ERR_WINDOW_BITS },
+	{ "filter-7", SZIP_ERR_FILTER },
+	{ "trailing-bytes", SZIP_OK },	/* policy: accepted */
+	{ "dict-zlib-wrapper", SZIP_ERR_DICT_WRAPPED },
+};
+
+static void test_bad_vectors(const char *dir)
+{
+	char path[8192];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		size_t len, out_len;
+		u8 *buf, *out;
+		int ret;
+
+		snprintf(path, sizeof(path), "%s/%s.sz", dir, bad_cases[i].name);
+		buf = read_file(path, &len);
+		if (!buf) {
+			skip("bad vector %s (absent)", bad_cases[i].name);
+			continue;
+		}
+		ret = decode_all(buf, len, &out, &out_len, NULL);
+		result(ret == bad_cases[i].ret, "bad vector %s: %s (expected %s)",
+		       bad_cases[i].name, szip_strerror(ret),
+		       szip_strerror(bad_cases[i].ret));
+		free(out);
+		free(buf);
+	}
+}
+
+/* --------------------------------------------------------- round trips */
+
+static u64 rng_state = 0x9E3779B97F4A7C15ULL;
+
+static u64 rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void fill_random(u8 *p, size_t n)
+{
+	while (n--)
+		*p++ = (u8)rng();
+}
+
+static void fill_text(u8 *p, size_t n)
+{
+	static const char *const words[] = {
+		"the ", "szip ", "chunk ", "of ", "ext4 ", "inflate ",
+		"page ", "cache ", "read ", "mmap ", "kernel ", "module ",
+		"\n", "offset ", "table ", "dictionary ", "filter ", ", ",
+	};
+	size_t i = 0;
+
+	while (i < n) {
+		const char *w = words[rng() % (sizeof(words) / sizeof(words[0]))];
+		size_t l = strlen(w);
+
+		memcpy(p + i, w, l < n - i ? l : n - i);
+		i += l;
+	}
+}
+
+/*
+ * Pseudo machine code: mostly random, with x86 CALLs, ARM BLs and Thumb
+ * BL pairs sprinkled in so every filter has something to convert.
+ */
+static void fill_code(u8 *p, size_t n)
+{
+	size_t i;
+
+	fill_text(p, n);
+	for (i = 0; i + 8 <= n; i += 8 + rng() % 24) {
+		switch (rng() % 3) {
+		case 0:
+			p[i] = 0xE8;
+			p[i + 4] = rng() & 1 ? 0x00 : 0xFF;
+			break;
+		case 1:
+			p[i + 3] = 0xEB;
+			break;
+		default:
+			p[i + 1] = 0xF0 | (rng() & 7);
+			p[i + 3] = 0xF8 | (rng() & 7);
+			break;
+		}
+	}
+}
+
+static int round_trip(const u8 *in, size_t len, u32 chunk, int level,
+		      int filter, int dict, size_t *packed)
+{
+	struct pack_opts o = {
+		.chunk_size = chunk, .level = level,
+		.filter = filter, .dict_size = dict,
+	};
+	struct pack_result res;
+	size_t out_len = 0;
+	char err[256];
+	u8 *out;
+	int ret;
+
+	if (szip_pack(in, len, &o, &res, err, sizeof(err)))
+		return -1;
+	*packed = res.len;
+	ret = decode_all(res.data, res.len, &out, &out_len, NULL);
+	if (!ret && (out_len != len || memcmp(out, in, len)))
+		ret = -1;
+	free(out);
+	free(res.data);
+	return ret;
+}
+
+static const char *const filter_names[] = { "none", "thumb", "arm", "x86" };
+
+static void test_round_trips(void)
+{
+	static const u32 chunks[] = { 4096, 8192, 16384, 32768 };
+	static const int dicts[] = { 0, 4096, PACK_DICT_AUTO };
+	size_t len = 3 << 20, packed, ci, di;
+	u8 *data = malloc(len);
+	int f, ret;
+
+	fill_code(data, len);
+	for (ci = 0; ci < 4; ci++) {
+		u32 c = chunks[ci];
+		const size_t sizes[] = { 1, c - 1, c, c + 1, 5 * c + 123, len };
+		size_t si;
+
+		for (di = 0; di < 3; di++) {
+			for (f = SZIP_FILTER_NONE; f < SZIP_NR_FILTERS; f++) {
+				ret = round_trip(data, 200000, c, 9, f,
+						 dicts[di], &packed);
+				result(!ret, "round trip 200000 bytes, chunk %u, dict %d, filter %s (%zu bytes)",
+				       c, dicts[di], filter_names[f], packed);
+			}
+		}
+		for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+			ret = round_trip(data, sizes[si], c, 6, PACK_FILTER_AUTO,
+					 0, &packed);
+			result(!ret, "round trip %zu bytes, chunk %u, filter auto",
+			       sizes[si], c);
+		}
+	}
+
+	fill_random(data, len);
+	ret = round_trip(data, len, 16384, 9, SZIP_FILTER_NONE, 0, &packed);
+	result(!ret && packed > len, "incompressible %zu bytes round-trip as stored blocks (%zu bytes)",
+	       len, packed);
+	memset(data, 0, len);
+	ret = round_trip(data, len, 32768, 9, SZIP_FILTER_NONE, 0, &packed);
+	result(!ret && packed < len / 100, "zeros %zu bytes -> %zu bytes",
+	       len, packed);
+	free(data);
+}
+
+static void test_system_libraries(void)
+{
+	static const char *const libs[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib/x86_64-linux-gnu/libz.so.1",
+		"/usr/lib/x86_64-linux-gnu/libz.so.1",
+		"/lib64/libc.so.6",
+	};
+	int found = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]) && found < 2; i++) {
+		size_t len, packed, plain;
+		u8 *buf = read_file(libs[i], &len);
+		int ret;
+
+		if (!buf)
+			continue;
+		found++;
+		ret = round_trip(buf, len, 16384, 9, SZIP_FILTER_NONE, 0, &plain) ||
+		      round_trip(buf, len, 16384, 9, SZIP_FILTER_X86, 0, &packed);
+		result(!ret && packed < plain,
+		       "%s round-trips; x86 filter %zu < unfiltered %zu bytes",
+		       libs[i], packed, plain);
+		free(buf);
+	}
+	if (!found)
+		skip("system shared libraries (none found)");
+}
+
+/* -------------------------------------------------- malformed classes */
+
+static void put_le32(u8 *p, u32 v)
+{
+	p[0] = (u8)v;
+	p[1] = (u8)(v >> 8);
+	p[2] = (u8)(v >> 16);
+	p[3] = (u8)(v >> 24);
+}
+
+static void put_le16(u8 *p, u16 v)
+{
+	p[0] = (u8)v;
+	p[1] = (u8)(v >> 8);
+}
+
+static u32 get_le32(const u8 *p)
+{
+	return (u32)p[0] | (u32)p[1] << 8 | (u32)p[2] << 16 | (u32)p[3] << 24;
+}
+
+/* A valid 3-chunk file to corrupt: 3 x 4096 - 100 bytes of text. */
+static u8 *make_base(size_t *len, int dict)
+{
+	struct pack_opts o = {
+		.chunk_size = 4096, .level = 9,
+		.filter = SZIP_FILTER_NONE, .dict_size = dict,
+	};
+	struct pack_result res;
+	u8 in[3 * 4096 - 100];
+	char err[256];
+
+	rng_state = 42;
+	fill_text(in, sizeof(in));
+	if (szip_pack(in, sizeof(in), &o, &res, err, sizeof(err)))
+		return NULL;
+	*len = res.len;
+	return res.data;
+}
+
+/* Insert @n bytes of @fill at @at, shifting the later offsets. */
+static u8 *insert_bytes(const u8 *buf, size_t *len, size_t at, size_t n,
+			u8 fill)
+{
+	struct szip_info info;
+	u8 *b = malloc(*len + n);
+	u32 i;
+
+	if (!b || szip_parse_header(&info, buf, *len, *len))
+		return b;
+	memcpy(b, buf, at);
+	memset(b + at, fill, n);
+	memcpy(b + at + n, buf + at, *len - at);
+	for (i = 0; i < info.nr_chunks; i++) {
+		u8 *e = b + info.table_offset + 4 * i;
+		u32 off = get_le32(e);
+
+		if (off >= at)
+			put_le32(e, off + (u32)n);
+	}
+	put_le32(b + 4, info.total_size + (u32)n);
+	*len += n;
+	return b;
+}
+
+/* Remove @n bytes at @at (inside chunk data), shifting later offsets. */
+static u8 *remove_bytes(const u8 *buf, size_t *len, size_t at, size_t n)
+{
+	struct szip_info info;
+	u8 *b = malloc(*len);
+	u32 i;
+
+	if (!b || szip_parse_header(&info, buf, *len, *len))
+		return b;
+	memcpy(b, buf, at);
+	memcpy(b + at, buf + at + n, *len - at - n);
+	for (i = 0; i < info.nr_chunks; i++) {
+		u8 *e = b + info.table_offset + 4 * i;
+		u32 off = get_le32(e);
+
+		if (off > at)
+			put_le32(e, off - (u32)n);
+	}
+	put_le32(b + 4, info.total_size - (u32)n);
+	*len -= n;
+	return b;
+}
+
+enum mutation {
+	M_MAGIC, M_SHORT, M_CHUNK_UNALIGNED, M_CHUNK_BIG, M_CHUNK_ZERO,
+	M_NR_CHUNKS_ZERO, M_LAST_ZERO, M_LAST_BIG, M_WBITS, M_FILTER,
+	M_DICT_WRAPPED, M_TOTAL_PAST_EOF, M_TABLE_PAST_EOF, M_OFFSET_BACK,
+	M_OFFSET_INTO_TABLE, M_OFFSET_PAST_END, M_OFFSET_EQUAL, M_BAD_BLOCK,
+	M_CHUNK_TRAILING, M_CHUNK_TRUNCATED, M_LAST_SHORTER, M_LAST_LONGER,
+	M_FILE_TRUNCATED, M_FILE_TRAILING, M_NR_MUTATIONS
+};
+
+static const struct {
+	const char *name;
+	int ret;
+} mutations[M_NR_MUTATIONS] = {
+	[M_MAGIC] = { "bad magic", SZIP_ERR_MAGIC },
+	[M_SHORT] = { "truncated header (19 bytes)", SZIP_ERR_SHORT },
+	[M_CHUNK_UNALIGNED] = { "chunk size 6000", SZIP_ERR_CHUNK_SIZE },
+	[M_CHUNK_BIG] = { "chunk size 65536-4096", SZIP_ERR_CHUNK_SIZE },
+	[M_CHUNK_ZERO] = { "chunk size 0", SZIP_ERR_CHUNK_SIZE },
+	[M_NR_CHUNKS_ZERO] = { "zero chunks", SZIP_ERR_NR_CHUNKS },
+	[M_LAST_ZERO] = { "lastChunkSize 0", SZIP_ERR_LAST_CHUNK },
+	[M_LAST_BIG] = { "lastChunkSize > chunkSize", SZIP_ERR_LAST_CHUNK },
+	[M_WBITS] = { "windowBits -16", SZIP_ERR_WINDOW_BITS },
+	[M_FILTER] = { "filter id 4", SZIP_ERR_FILTER },
+	[M_DICT_WRAPPED] = { "dictionary with windowBits 15", SZIP_ERR_DICT_WRAPPED },
+	[M_TOTAL_PAST_EOF] = { "totalSize > file size", SZIP_ERR_TRUNCATED },
+	[M_TABLE_PAST_EOF] = { "offset table past EOF", SZIP_ERR_TABLE },
+	[M_OFFSET_BACK] = { "non-monotone offsets", SZIP_ERR_OFFSETS },
+	[M_OFFSET_INTO_TABLE] = { "offset into the table", SZIP_ERR_OFFSETS },
+	[M_OFFSET_PAST_END] = { "offset past totalSize", SZIP_ERR_OFFSETS },
+	[M_OFFSET_EQUAL] = { "empty chunk (equal offsets)", SZIP_ERR_OFFSETS },
+	[M_BAD_BLOCK] = { "corrupt deflate block type", SZIP_ERR_DATA },
+	[M_CHUNK_TRAILING] = { "garbage after a chunk's stream", SZIP_ERR_CHUNK_TRAILING },
+	[M_CHUNK_TRUNCATED] = { "chunk missing its last byte", SZIP_ERR_CHUNK_TRUNCATED },
+	[M_LAST_SHORTER] = { "lastChunkSize larger than its data", SZIP_ERR_CHUNK_SHORT },
+	[M_LAST_LONGER] = { "lastChunkSize smaller than its data", SZIP_ERR_CHUNK_LONG },
+	[M_FILE_TRUNCATED] = { "file cut inside the last chunk", SZIP_ERR_TRUNCATED },
+	[M_FILE_TRAILING] = { "bytes after totalSize (accepted)", SZIP_OK },
+};
+
+/* Apply mutation @m to a copy of @base; returns the new buffer. */
+static u8 *mutate(const u8 *base, size_t *len, enum mutation m)
+{
+	u8 *b = malloc(*len + 64);
+	u32 table = SZIP_HEADER_SIZE + (u32)(b ? base[10] | base[11] << 8 : 0);
+	u32 off0, off1;
+
+	if (!b)
+		return NULL;
+	memcpy(b, base, *len);
+	off0 = get_le32(b + table);
+	off1 = get_le32(b + table + 4);
+	switch (m) {
+	case M_MAGIC: b[0] = 'X'; break;
+	case M_SHORT: *len = 19; break;
+	case M_CHUNK_UNALIGNED: put_le16(b + 8, 6000); break;
+	case M_CHUNK_BIG: put_le16(b + 8, 61440); break;
+	case M_CHUNK_ZERO: put_le16(b + 8, 0); break;
+	case M_NR_CHUNKS_ZERO: put_le32(b + 12, 0); break;
+	case M_LAST_ZERO: put_le16(b + 16, 0); break;
+	case M_LAST_BIG: put_le16(b + 16, 4097); break;
+	case M_WBITS: b[18] = (u8)-16; break;
+	case M_FILTER: b[19] = 4; break;
+	case M_DICT_WRAPPED: b[18] = 15; break;
+	case M_TOTAL_PAST_EOF: put_le32(b + 4, (u32)*len + 1); break;
+	case M_TABLE_PAST_EOF: put_le32(b + 12, (u32)*len / 4); break;
+	case M_OFFSET_BACK:
+		put_le32(b + table, off1);
+		put_le32(b + table + 4, off0);
+		break;
+	case M_OFFSET_INTO_TABLE: put_le32(b + table, table + 4); break;
+	case M_OFFSET_PAST_END: put_le32(b + table + 4, (u32)*len + 10); break;
+	case M_OFFSET_EQUAL: put_le32(b + table + 4, off0); break;
+	case M_BAD_BLOCK: b[off0] = 0xFF; break;
+	case M_CHUNK_TRAILING:
+		free(b);
+		return insert_bytes(base, len, off1, 3, 0xAA);
+	case M_CHUNK_TRUNCATED:
+		free(b);
+		return remove_bytes(base, len, off1 - 1, 1);
+	case M_LAST_SHORTER: put_le16(b + 16, 4096); break;
+	case M_LAST_LONGER: put_le16(b + 16, 100); break;
+	case M_FILE_TRUNCATED: *len -= 1; break;
+	case M_FILE_TRAILING:
+		memset(b + *len, 0x5A, 64);
+		*len += 64;
+		break;
+	default: break;
+	}
+	return b;
+}
+
+static void test_malformed(void)
+{
+	size_t base_len, dict_len;
+	u8 *base = make_base(&base_len, 0);
+	u8 *dict_base = make_base(&dict_len, 4096);
+	int m;
+
+	if (!base || !dict_base) {
+		result(false, "malformed-input tests: cannot build base files");
+		free(base);
+		free(dict_base);
+		return;
+	}
+	for (m = 0; m < M_NR_MUTATIONS; m++) {
+		bool with_dict = m == M_DICT_WRAPPED;
+		size_t len = with_dict ? dict_len : base_len, out_len;
+		u8 *b = mutate(with_dict ? dict_base : base, &len, m);
+		u8 *out = NULL;
+		int ret;
+
+		ret = b ? decode_all(b, len, &out, &out_len, NULL) : -1;
+		result(ret == mutations[m].ret, "malformed: %s -> %s (expected %s)",
+		       mutations[m].name, szip_strerror(ret),
+		       szip_strerror(mutations[m].ret));
+		free(out);
+		free(b);
+	}
+	free(base);
+	free(dict_base);
+}
+
+/* The library never reads outside the buffer it is given. */
+static void test_api_edges(void)
+{
+	struct szip_info info;
+	u8 hdr[SZIP_HEADER_SIZE] = { 'S', 'e', 'Z', 'z' };
+	int i, bad = 0;
+
+	for (i = -1; i <= SZIP_NR_ERRORS; i++)
+		bad |= !szip_strerror(i) || !*szip_strerror(i);
+	result(!bad, "szip_strerror() has a message for every value");
+	result(szip_parse_header(&info, hdr, sizeof(hdr) - 1, 1000) ==
+	       SZIP_ERR_SHORT, "header buffer of 19 bytes -> short");
+	result(szip_parse_header(&info, hdr, sizeof(hdr), 10) == SZIP_ERR_SHORT,
+	       "file of 10 bytes -> short");
+}
+
+int main(int argc, char **argv)
+{
+	const char *vectors = argc > 1 ? argv[1] : "../shared/vectors/szip";
+	char path[2048];
+
+	printf("TAP version 13\n");
+	test_vector_dir(vectors);
+	snprintf(path, sizeof(path), "%s/synthetic", vectors);
+	test_vector_dir(path);
+	snprintf(path, sizeof(path), "%s/bad", vectors);
+	test_bad_vectors(path);
+	test_api_edges();
+	test_malformed();
+	test_round_trips();
+	test_system_libraries();
+	printf("1..%d\n", nr_tests);
+	printf("# unit: %d passed, %d failed, %d skipped\n", nr_pass, nr_fail,
+	       nr_skip);
+	return nr_fail ? 1 : 0;
+}
