@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every kernel-version difference ext4dec depends on, one block per API
+ * change, each exporting one stable name.  Supported: 6.1 and 6.12 (Debian
+ * cloud kernels); nothing else in the module tests a kernel version.
+ */
+#ifndef _EXT4DEC_COMPAT_H
+#define _EXT4DEC_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/ftrace.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/splice.h>
+
+/*
+ * 6.3: the idmapping argument of inode operations became struct mnt_idmap
+ * (it was struct user_namespace).  The hooks only pass it through.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+typedef struct mnt_idmap ext4dec_idmap_t;
+#else
+typedef struct user_namespace ext4dec_idmap_t;
+#endif
+
+/* 6.7: ftrace_instruction_pointer_set() became ..._regs_set_... */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define ext4dec_ftrace_set_ip(fregs, ip) \
+	ftrace_regs_set_instruction_pointer(fregs, ip)
+#else
+#define ext4dec_ftrace_set_ip(fregs, ip) \
+	ftrace_instruction_pointer_set(fregs, ip)
+#endif
+
+/*
+ * 6.5: generic_file_splice_read() was replaced by filemap_splice_read(),
+ * which reads through the page cache like generic_file_splice_read did.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define ext4dec_splice_read	filemap_splice_read
+#else
+#define ext4dec_splice_read	generic_file_splice_read
+#endif
+
+/* 6.8: a_ops->error_remove_page(page) became error_remove_folio(folio) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define EXT4DEC_AOPS_ERROR_REMOVE \
+	.error_remove_folio = generic_error_remove_folio
+#else
+#define EXT4DEC_AOPS_ERROR_REMOVE \
+	.error_remove_page = generic_error_remove_page
+#endif
+
+/* 6.11: FMODE_BUF_RASYNC became FOP_BUFFER_RASYNC, a file_operations flag */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define EXT4DEC_FMODE_RASYNC	0
+#else
+#define EXT4DEC_FMODE_RASYNC	FMODE_BUF_RASYNC
+#endif
+
+/*
+ * 6.3: __filemap_get_folio() returns an ERR_PTR instead of NULL on
+ * failure.  ext4dec_grab_folio_nowait() returns a locked folio or NULL.
+ */
+static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
+						      pgoff_t index)
+{
+	struct folio *folio;
+
+	folio = __filemap_get_folio(m, index,
+				    FGP_LOCK | FGP_CREAT | FGP_NOWAIT,
+				    readahead_gfp_mask(m));
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	if (IS_ERR(folio))
+		return NULL;
+#endif
+	return folio;
+}
+
+#endif /* _EXT4DEC_COMPAT_H */

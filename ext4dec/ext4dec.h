@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ext4dec private header: transparent decompression of szip files on ext4.
+ *
+ * An "active" inode is an ext4 regular file flagged +c whose contents are a
+ * valid szip file.  Activation leaves the on-disk inode alone and changes
+ * only the in-memory one: write access is denied, i_size becomes the
+ * uncompressed size, and the inode's address_space_operations and
+ * file_operations become ext4dec's, which inflate chunks into the inode's
+ * own page cache.  The raw, compressed bytes are read from disk with bios,
+ * through a block map taken at activation.
+ */
+#ifndef _EXT4DEC_H
+#define _EXT4DEC_H
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/rcupdate.h>
+#include <linux/types.h>
+
+#include "compat.h"
+#include "szip.h"
+
+#define EXT4DEC_VERSION	"0.1"
+
+/* corrupt compressed data, as erofs and ext4 spell it */
+#define EFSCORRUPTED	EUCLEAN
+
+/*
+ * Largest compressed chunk the module reads: a deflate stream of a chunk
+ * stored without compression is a few bytes longer than the chunk, and no
+ * encoder writes much more.  A file with a longer chunk is refused.
+ */
+#define EXT4DEC_MAX_CLEN	(2 * SZIP_MAX_CHUNK_SIZE + 4096)
+
+/**
+ * struct ext4dec_extent - one run of the compressed file's block map
+ * @lblk: first logical block
+ * @pblk: first physical block on the filesystem's device; 0 for a hole or
+ *	an unwritten extent, which read as zeros
+ * @len: number of blocks
+ */
+struct ext4dec_extent {
+	u64 lblk;
+	u64 pblk;
+	u64 len;
+};
+
+/**
+ * struct ext4dec_inode - per-inode state of an active inode
+ * @list: entry in the list of active inodes, under ext4dec_lock
+ * @inode: the ext4 inode
+ * @ref: one reference for being active (dropped at deactivation), one per
+ *	open file, one per read in progress
+ * @rcu: frees the structure after readers that found it through
+ *	@inode->i_private are done
+ * @opens: open files using ext4dec's file operations
+ * @info: the validated szip header
+ * @meta: dictionary followed by the offset table (kvmalloc'ed)
+ * @dict: the dictionary inside @meta (NULL without one)
+ * @table: the offset table inside @meta
+ * @extents: block map of the compressed file, sorted by @lblk
+ * @nr_extents: entries in @extents
+ * @raw_size: the file's size on disk (the szip file's length)
+ * @orig_aops: ext4's address space operations, restored at deactivation
+ * @orig_fop: ext4's file operations, restored at deactivation
+ * @flags: EXT4DEC_WARNED once a bad chunk was logged for this inode
+ *
+ * Published in @inode->i_private (which ext4 does not use) with
+ * ext4dec_lock held; found by the read path with ext4dec_get().
+ */
+struct ext4dec_inode {
+	struct list_head list;
+	struct inode *inode;
+	struct kref ref;
+	struct rcu_head rcu;
+	atomic_t opens;
+	struct szip_info info;
+	u8 *meta;
+	const u8 *dict;
+	const u8 *table;
+	struct ext4dec_extent *extents;
+	u32 nr_extents;
+	loff_t raw_size;
+	const struct address_space_operations *orig_aops;
+	const struct file_operations *orig_fop;
+	unsigned long flags;
+};
+
+#define EXT4DEC_WARNED	0
+
+/* Reasons an activation is refused; each has a counter in sysfs. */
+enum ext4dec_refusal {
+	EXT4DEC_REFUSED_NOT_SZIP,
+	EXT4DEC_REFUSED_WRITERS,
+	EXT4DEC_REFUSED_MAPPED,
+	EXT4DEC_REFUSED_ENCRYPTED,
+	EXT4DEC_REFUSED_VERITY,
+	EXT4DEC_REFUSED_DAX,
+	EXT4DEC_REFUSED_INLINE,
+	EXT4DEC_REFUSED_JOURNAL_DATA,
+	EXT4DEC_REFUSED_IO,
+	EXT4DEC_REFUSED_NOMEM,
+	EXT4DEC_NR_REFUSALS
+};
+
+/**
+ * struct ext4dec_stats - module-wide counters, shown in /sys/kernel/ext4dec
+ * @active_inodes: inodes active now
+ * @chunks_inflated: chunks decoded successfully
+ * @compressed_bytes: compressed bytes read from disk
+ * @uncompressed_bytes: bytes produced by inflation
+ * @read_errors: chunks that could not be read or decoded
+ * @refused: activation refusals by &enum ext4dec_refusal
+ */
+struct ext4dec_stats {
+	atomic64_t active_inodes;
+	atomic64_t chunks_inflated;
+	atomic64_t compressed_bytes;
+	atomic64_t uncompressed_bytes;
+	atomic64_t read_errors;
+	atomic64_t refused[EXT4DEC_NR_REFUSALS];
+};
+
+extern struct ext4dec_stats ext4dec_stats;
+
+/* main.c */
+__printf(3, 4) void ext4dec_msg(const struct inode *inode, const char *level,
+				const char *fmt, ...);
+#define ext4dec_warn(inode, fmt, ...) \
+	ext4dec_msg(inode, KERN_WARNING, fmt, ##__VA_ARGS__)
+#define ext4dec_err(inode, fmt, ...) \
+	ext4dec_msg(inode, KERN_ERR, fmt, ##__VA_ARGS__)
+
+/* hook.c */
+struct ext4dec_hook {
+	const char *name;
+	void *wrapper;
+	void *orig;
+	unsigned long address;
+	struct ftrace_ops ops;
+};
+
+unsigned long ext4dec_lookup_name(const char *name);
+int ext4dec_hooks_install(struct ext4dec_hook *hooks, size_t count);
+void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count);
+void ext4dec_hook_enter(void);
+void ext4dec_hook_exit(void);
+
+/* ext4.c */
+struct iomap;
+int ext4dec_ext4_init(void);
+void ext4dec_ext4_exit(void);
+int ext4dec_ext4_check(struct inode *inode, struct dentry *dentry);
+int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
+		     struct iomap *map);
+int ext4dec_ext4_open(struct inode *inode, struct file *file);
+long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
+			unsigned long arg);
+
+/* inode.c */
+extern spinlock_t ext4dec_lock;
+int ext4dec_activate(struct inode *inode, struct dentry *dentry);
+int ext4dec_deactivate(struct inode *inode, unsigned int own_opens);
+void ext4dec_evict(struct inode *inode);
+void ext4dec_deactivate_all(void);
+struct ext4dec_inode *ext4dec_get(struct inode *inode);
+void ext4dec_put(struct ext4dec_inode *ei);
+bool ext4dec_is_active(const struct inode *inode);
+
+/* file.c */
+extern const struct file_operations ext4dec_fops;
+
+/* read.c */
+extern const struct address_space_operations ext4dec_aops;
+
+/* pool.c */
+struct ext4dec_ws {
+	struct list_head list;
+	struct szip_decoder *dec;
+	u8 *out;
+};
+
+int ext4dec_pool_init(unsigned int count);
+void ext4dec_pool_exit(void);
+struct ext4dec_ws *ext4dec_ws_get(void);
+void ext4dec_ws_put(struct ext4dec_ws *ws);
+
+/* sysfs.c */
+int ext4dec_sysfs_init(void);
+void ext4dec_sysfs_exit(void);
+
+#endif /* _EXT4DEC_H */

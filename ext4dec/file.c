@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File operations of active inodes.
+ *
+ * Reads go through the page cache, which ext4dec's address space
+ * operations fill with inflated chunks; O_DIRECT reads are served from it
+ * too (the blocks on disk hold compressed data).  There is no write_iter
+ * and no fallocate; write access is denied anyway.  Mappings are read-only
+ * when shared.  Seeks use the uncompressed size, all of it data.
+ *
+ * Each open file holds a reference on the inode's state in private_data.
+ * If the inode is deactivated while the file stays open (chattr -c run by
+ * the process holding it), the file falls back to ext4's operations.
+ */
+#include "ext4dec.h"
+
+#include <linux/module.h>
+#include <linux/uio.h>
+
+static struct ext4dec_inode *file_ei(struct file *file)
+{
+	return file->private_data;
+}
+
+/* false once the inode was deactivated under this open file */
+static bool live(struct file *file)
+{
+	return READ_ONCE(file_inode(file)->i_private) == file->private_data;
+}
+
+static int ext4dec_open(struct inode *inode, struct file *file)
+{
+	const struct file_operations *raw;
+	struct ext4dec_inode *ei;
+	int err;
+
+	spin_lock(&ext4dec_lock);
+	ei = inode->i_private;
+	if (ei) {
+		kref_get(&ei->ref);
+		atomic_inc(&ei->opens);
+	}
+	spin_unlock(&ext4dec_lock);
+
+	if (!ei) {
+		/* deactivated since this file was given these operations */
+		raw = fops_get(inode->i_fop);
+		if (!raw || raw == &ext4dec_fops) {
+			fops_put(raw);
+			return -EAGAIN;
+		}
+		replace_fops(file, raw);
+		return raw->open ? raw->open(inode, file) : 0;
+	}
+
+	file->private_data = ei;
+	err = ext4dec_ext4_open(inode, file);
+	if (err) {
+		file->private_data = NULL;
+		atomic_dec(&ei->opens);
+		ext4dec_put(ei);
+		return err;
+	}
+	/* reads may block on I/O and inflation: no IOCB_NOWAIT promises */
+	file->f_mode &= ~(FMODE_NOWAIT | EXT4DEC_FMODE_RASYNC);
+	file->f_mode |= FMODE_CAN_ODIRECT;
+	return 0;
+}
+
+static int ext4dec_release(struct inode *inode, struct file *file)
+{
+	struct ext4dec_inode *ei = file_ei(file);
+
+	if (ei->orig_fop->release)
+		ei->orig_fop->release(inode, file);
+	atomic_dec(&ei->opens);
+	ext4dec_put(ei);
+	return 0;
+}
+
+static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct file *file = iocb->ki_filp;
+
+	if (!live(file))
+		return file_ei(file)->orig_fop->read_iter(iocb, to);
+	iocb->ki_flags &= ~IOCB_DIRECT;
+	return filemap_read(iocb, to, 0);
+}
+
+static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
+			      struct pipe_inode_info *pipe, size_t len,
+			      unsigned int flags)
+{
+	if (!live(in))
+		return file_ei(in)->orig_fop->splice_read(in, ppos, pipe, len,
+							  flags);
+	return ext4dec_splice_read(in, ppos, pipe, len, flags);
+}
+
+static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	if (!live(file))
+		return file_ei(file)->orig_fop->mmap(file, vma);
+	return generic_file_readonly_mmap(file, vma);
+}
+
+static loff_t ext4dec_llseek(struct file *file, loff_t offset, int whence)
+{
+	if (!live(file))
+		return file_ei(file)->orig_fop->llseek(file, offset, whence);
+	/* SEEK_DATA/SEEK_HOLE: the whole uncompressed size is data */
+	return generic_file_llseek(file, offset, whence);
+}
+
+static int ext4dec_fsync(struct file *file, loff_t start, loff_t end,
+			 int datasync)
+{
+	return file_ei(file)->orig_fop->fsync(file, start, end, datasync);
+}
+
+#ifdef CONFIG_COMPAT
+static long ext4dec_compat_ioctl(struct file *file, unsigned int cmd,
+				 unsigned long arg)
+{
+	/* ext4 translates and calls ext4_ioctl(), whose hook filters */
+	return file_ei(file)->orig_fop->compat_ioctl(file, cmd, arg);
+}
+#endif
+
+const struct file_operations ext4dec_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ext4dec_open,
+	.release	= ext4dec_release,
+	.llseek		= ext4dec_llseek,
+	.read_iter	= ext4dec_read_iter,
+	.splice_read	= ext4dec_splice,
+	.mmap		= ext4dec_mmap,
+	.fsync		= ext4dec_fsync,
+	.unlocked_ioctl	= ext4dec_ext4_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl	= ext4dec_compat_ioctl,
+#endif
+};

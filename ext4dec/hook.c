@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Redirection of kernel functions to ext4dec's wrappers with ftrace.
+ *
+ * Each hooked function's fentry call is traced by an ftrace_ops with
+ * IPMODIFY (the mechanism livepatch uses): the callback changes the saved
+ * instruction pointer so that the function returns into our wrapper
+ * instead of running.  The wrapper calls the original through its address;
+ * that call comes from inside this module, which the callback recognises
+ * and lets through.  Wrappers run in the context of the original function,
+ * sleepable where it is.
+ *
+ * Unloading: after the ops are unregistered, synchronize_rcu_tasks() waits
+ * until no task can still be between the trampoline and a wrapper's first
+ * instruction, and the in-flight count (ext4dec_hook_enter/exit) until no
+ * task is inside a wrapper.
+ */
+#include "ext4dec.h"
+
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/wait_bit.h>
+
+static atomic_t inflight = ATOMIC_INIT(0);
+
+/**
+ * ext4dec_lookup_name() - address of a kernel data symbol
+ * @name: symbol name (needs CONFIG_KALLSYMS_ALL)
+ *
+ * kallsyms_lookup_name() is not exported, and calling it through a pointer
+ * faults on kernels with IBT, where it has no ENDBR.  register_kprobe()
+ * resolves the name before refusing a probe on data, and leaves the address
+ * in the kprobe.  Only data symbols are looked up this way: function
+ * addresses come from the operation tables that hold them, which are the
+ * exact, IBT-safe entry points.
+ *
+ * Return: the address, or 0 if the symbol does not exist.
+ */
+unsigned long ext4dec_lookup_name(const char *name)
+{
+	struct kprobe kp = { .symbol_name = name };
+	unsigned long addr;
+
+	if (!register_kprobe(&kp)) {
+		/* a text symbol: not what this is for */
+		unregister_kprobe(&kp);
+		return 0;
+	}
+	addr = (unsigned long)kp.addr;
+	return addr;
+}
+
+/**
+ * ext4dec_hook_enter() - a wrapper starts running
+ *
+ * Every wrapper calls this first and ext4dec_hook_exit() last, so that
+ * module unload can wait for wrappers in progress.
+ */
+void ext4dec_hook_enter(void)
+{
+	atomic_inc(&inflight);
+}
+
+/**
+ * ext4dec_hook_exit() - a wrapper is done
+ */
+void ext4dec_hook_exit(void)
+{
+	if (atomic_dec_and_test(&inflight))
+		wake_up_var(&inflight);
+}
+
+static void notrace ftrace_thunk(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *ops,
+				 struct ftrace_regs *fregs)
+{
+	struct ext4dec_hook *hook = container_of(ops, struct ext4dec_hook, ops);
+
+	/* calls made by the wrappers themselves reach the original */
+	if (!within_module(parent_ip, THIS_MODULE))
+		ext4dec_ftrace_set_ip(fregs, (unsigned long)hook->wrapper);
+}
+
+static int hook_install(struct ext4dec_hook *hook)
+{
+	int err;
+
+	*(unsigned long *)hook->orig = hook->address;
+
+	hook->ops.func = ftrace_thunk;
+	hook->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION |
+			  FTRACE_OPS_FL_IPMODIFY;
+	err = ftrace_set_filter_ip(&hook->ops, hook->address, 0, 0);
+	if (err) {
+		pr_err("cannot hook %s: ftrace_set_filter_ip: %d\n",
+		       hook->name, err);
+		return err;
+	}
+	err = register_ftrace_function(&hook->ops);
+	if (err) {
+		pr_err("cannot hook %s: register_ftrace_function: %d\n",
+		       hook->name, err);
+		ftrace_set_filter_ip(&hook->ops, hook->address, 1, 0);
+		return err;
+	}
+	return 0;
+}
+
+static void hook_remove(struct ext4dec_hook *hook)
+{
+	int err = unregister_ftrace_function(&hook->ops);
+
+	if (err)
+		pr_err("unhooking %s: unregister_ftrace_function: %d\n",
+		       hook->name, err);
+	ftrace_set_filter_ip(&hook->ops, hook->address, 1, 0);
+}
+
+/**
+ * ext4dec_hooks_install() - install a set of hooks, all or none
+ * @hooks: array of hooks with @name, @wrapper, @orig and @address set
+ * @count: number of hooks
+ *
+ * On failure the hooks installed so far are removed again and the log
+ * names the function that could not be hooked.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ext4dec_hooks_install(struct ext4dec_hook *hooks, size_t count)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < count; i++) {
+		err = hook_install(&hooks[i]);
+		if (err)
+			goto out_remove;
+	}
+	return 0;
+out_remove:
+	ext4dec_hooks_remove(hooks, i);
+	return err;
+}
+
+/**
+ * ext4dec_hooks_remove() - remove hooks and wait until no wrapper runs
+ * @hooks: hooks installed by ext4dec_hooks_install()
+ * @count: number of hooks
+ */
+void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count)
+{
+	while (count--)
+		hook_remove(&hooks[count]);
+	synchronize_rcu_tasks();
+	wait_var_event(&inflight, !atomic_read(&inflight));
+}

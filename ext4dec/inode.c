@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Activation and deactivation of inodes.
+ *
+ * Activation (inode lock held by the caller):
+ *  1. refuse what cannot be served: encrypted, verity, DAX, inline-data and
+ *     data-journalled inodes, writers, existing mappings;
+ *  2. take write access away (i_writecount negative, as exec does), write
+ *     back what is dirty, then read and validate the szip header, offset
+ *     table and dictionary through the raw page cache and take the block
+ *     map;
+ *  3. under the mapping's invalidate lock, publish the state, drop the raw
+ *     page cache, and install ext4dec's operations and the uncompressed
+ *     i_size (in memory only: ext4 writes i_disksize, never i_size).
+ * Deactivation (chattr -c, module unload, eviction) reverses step 3 and
+ * gives write access back.  The on-disk inode is never modified.
+ *
+ * Lifetime: @inode->i_private holds the active reference; each open file
+ * and each read in progress holds one more.  ext4dec_lock orders the
+ * publication against opens, so that "no other open file" checked at
+ * deactivation stays true.  The structure is freed after an RCU grace
+ * period, as the read path finds it through i_private without the lock.
+ */
+#include "ext4dec.h"
+
+#include <linux/iomap.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+DEFINE_SPINLOCK(ext4dec_lock);
+static LIST_HEAD(active_inodes);
+static bool shutting_down;
+
+static const int refusal_errno[EXT4DEC_NR_REFUSALS] = {
+	[EXT4DEC_REFUSED_NOT_SZIP] = -EINVAL,
+	[EXT4DEC_REFUSED_WRITERS] = -ETXTBSY,
+	[EXT4DEC_REFUSED_MAPPED] = -EBUSY,
+	[EXT4DEC_REFUSED_ENCRYPTED] = -EOPNOTSUPP,
+	[EXT4DEC_REFUSED_VERITY] = -EOPNOTSUPP,
+	[EXT4DEC_REFUSED_DAX] = -EOPNOTSUPP,
+	[EXT4DEC_REFUSED_INLINE] = -EOPNOTSUPP,
+	[EXT4DEC_REFUSED_JOURNAL_DATA] = -EOPNOTSUPP,
+	[EXT4DEC_REFUSED_IO] = -EIO,
+	[EXT4DEC_REFUSED_NOMEM] = -ENOMEM,
+};
+
+/**
+ * ext4dec_is_active() - whether ext4dec serves @inode now
+ * @inode: an ext4 inode
+ *
+ * Return: true if the inode is active.  Without the inode lock the answer
+ * may change right after.
+ */
+bool ext4dec_is_active(const struct inode *inode)
+{
+	return READ_ONCE(inode->i_private);
+}
+
+static void free_rcu(struct rcu_head *rcu)
+{
+	struct ext4dec_inode *ei = container_of(rcu, struct ext4dec_inode, rcu);
+
+	kvfree(ei->extents);
+	kvfree(ei->meta);
+	kfree(ei);
+}
+
+static void release(struct kref *ref)
+{
+	struct ext4dec_inode *ei = container_of(ref, struct ext4dec_inode, ref);
+
+	call_rcu(&ei->rcu, free_rcu);
+}
+
+/**
+ * ext4dec_get() - take a reference on an inode's state
+ * @inode: an ext4 inode
+ *
+ * Context: any; does not sleep.
+ * Return: the state, or NULL if the inode is not active.
+ */
+struct ext4dec_inode *ext4dec_get(struct inode *inode)
+{
+	struct ext4dec_inode *ei;
+
+	rcu_read_lock();
+	ei = READ_ONCE(inode->i_private);
+	if (ei && !kref_get_unless_zero(&ei->ref))
+		ei = NULL;
+	rcu_read_unlock();
+	return ei;
+}
+
+/**
+ * ext4dec_put() - drop a reference taken by ext4dec_get() or at open
+ * @ei: the state
+ */
+void ext4dec_put(struct ext4dec_inode *ei)
+{
+	kref_put(&ei->ref, release);
+}
+
+static int refuse(struct inode *inode, struct dentry *dentry,
+		  enum ext4dec_refusal why, const char *detail)
+{
+	static const char *const what[EXT4DEC_NR_REFUSALS] = {
+		[EXT4DEC_REFUSED_NOT_SZIP] = "not a valid szip file",
+		[EXT4DEC_REFUSED_WRITERS] = "open for writing",
+		[EXT4DEC_REFUSED_MAPPED] = "mapped",
+		[EXT4DEC_REFUSED_ENCRYPTED] = "encrypted files are not supported",
+		[EXT4DEC_REFUSED_VERITY] = "verity files are not supported",
+		[EXT4DEC_REFUSED_DAX] = "DAX files are not supported",
+		[EXT4DEC_REFUSED_INLINE] = "inline-data files are not supported",
+		[EXT4DEC_REFUSED_JOURNAL_DATA] = "data-journalled files are not supported",
+		[EXT4DEC_REFUSED_IO] = "I/O error",
+		[EXT4DEC_REFUSED_NOMEM] = "out of memory",
+	};
+
+	atomic64_inc(&ext4dec_stats.refused[why]);
+	ext4dec_warn(inode, "%pd: not activated: %s%s%s", dentry, what[why],
+		     detail ? ": " : "", detail ? detail : "");
+	return refusal_errno[why];
+}
+
+/* Copy @len bytes at @pos of the raw file out of its page cache. */
+static int read_cached(struct inode *inode, loff_t pos, void *buf, size_t len)
+{
+	while (len) {
+		size_t off = offset_in_page(pos);
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
+		struct folio *folio;
+		void *kaddr;
+
+		folio = read_mapping_folio(inode->i_mapping, pos >> PAGE_SHIFT,
+					   NULL);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		kaddr = kmap_local_folio(folio, offset_in_folio(folio, pos));
+		memcpy(buf, kaddr, n);
+		kunmap_local(kaddr);
+		folio_put(folio);
+		buf += n;
+		pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Read and validate the header, dictionary and offset table. */
+static int read_szip_meta(struct ext4dec_inode *ei, struct dentry *dentry)
+{
+	struct inode *inode = ei->inode;
+	u8 hdr[SZIP_HEADER_SIZE];
+	size_t meta_len;
+	char detail[64];
+	u32 bad, i;
+	int ret;
+
+	if (ei->raw_size < SZIP_HEADER_SIZE)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+			      szip_strerror(SZIP_ERR_SHORT));
+	if (read_cached(inode, 0, hdr, sizeof(hdr)))
+		return refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
+	ret = szip_parse_header(&ei->info, hdr, sizeof(hdr), ei->raw_size);
+	if (ret)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+			      szip_strerror(ret));
+	/* each page must lie in one chunk (only systems with pages > 4K) */
+	if (ei->info.chunk_size % PAGE_SIZE)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+			      "chunk size smaller than the page size");
+
+	meta_len = ei->info.data_offset - SZIP_HEADER_SIZE;
+	ei->meta = kvmalloc(meta_len, GFP_KERNEL);
+	if (!ei->meta)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
+	if (read_cached(inode, SZIP_HEADER_SIZE, ei->meta, meta_len))
+		return refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
+	ei->dict = ei->info.dict_size ? ei->meta : NULL;
+	ei->table = ei->meta + ei->info.dict_size;
+
+	if (szip_check_table(&ei->info, ei->table, &bad)) {
+		snprintf(detail, sizeof(detail), "offset table entry %u out of order or range",
+			 bad);
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP, detail);
+	}
+	for (i = 0; i < ei->info.nr_chunks; i++) {
+		if (szip_chunk_clen(&ei->info, ei->table, i) > EXT4DEC_MAX_CLEN) {
+			snprintf(detail, sizeof(detail), "chunk %u: compressed size over %u bytes",
+				 i, EXT4DEC_MAX_CLEN);
+			return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+				      detail);
+		}
+	}
+	return 0;
+}
+
+/* Take the block map of the whole raw file. */
+static int map_file(struct ext4dec_inode *ei, struct dentry *dentry)
+{
+	struct inode *inode = ei->inode;
+	unsigned int bits = inode->i_blkbits;
+	size_t cap = 8, n = 0;
+	loff_t pos = 0;
+	int err;
+
+	ei->extents = kvmalloc_array(cap, sizeof(*ei->extents), GFP_KERNEL);
+	if (!ei->extents)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
+	while (pos < ei->raw_size) {
+		struct ext4dec_extent *e;
+		struct iomap map;
+
+		err = ext4dec_ext4_map(inode, pos, ei->raw_size - pos, &map);
+		if (err == -EOPNOTSUPP)
+			return refuse(inode, dentry, EXT4DEC_REFUSED_INLINE, NULL);
+		if (err || map.offset > pos || !map.length)
+			return refuse(inode, dentry, EXT4DEC_REFUSED_IO,
+				      "block map");
+		if (n == cap) {
+			e = kvmalloc_array(cap * 2, sizeof(*e), GFP_KERNEL);
+			if (!e)
+				return refuse(inode, dentry,
+					      EXT4DEC_REFUSED_NOMEM, NULL);
+			memcpy(e, ei->extents, n * sizeof(*e));
+			kvfree(ei->extents);
+			ei->extents = e;
+			cap *= 2;
+		}
+		e = &ei->extents[n++];
+		e->lblk = map.offset >> bits;
+		e->len = (map.length + (1 << bits) - 1) >> bits;
+		e->pblk = map.type == IOMAP_MAPPED ? map.addr >> bits : 0;
+		pos = map.offset + map.length;
+	}
+	ei->nr_extents = n;
+	return 0;
+}
+
+static struct ext4dec_inode *prepare(struct inode *inode, struct dentry *dentry,
+				     int *err)
+{
+	struct ext4dec_inode *ei = kzalloc(sizeof(*ei), GFP_KERNEL);
+
+	if (!ei) {
+		*err = refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&ei->list);
+	kref_init(&ei->ref);
+	ei->inode = inode;
+	ei->raw_size = i_size_read(inode);
+	*err = read_szip_meta(ei, dentry);
+	if (!*err)
+		*err = map_file(ei, dentry);
+	if (*err) {
+		kvfree(ei->extents);
+		kvfree(ei->meta);
+		kfree(ei);
+		return NULL;
+	}
+	return ei;
+}
+
+/* Point the inode at ext4dec's operations (invalidate lock held). */
+static void install(struct ext4dec_inode *ei)
+{
+	struct inode *inode = ei->inode;
+
+	truncate_inode_pages(inode->i_mapping, 0);
+	ei->orig_aops = inode->i_mapping->a_ops;
+	ei->orig_fop = inode->i_fop;
+	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
+	WRITE_ONCE(inode->i_fop, &ext4dec_fops);
+	i_size_write(inode, ei->info.size);
+}
+
+/* Undo install(); the page cache holds uncompressed data until then. */
+static void uninstall(struct ext4dec_inode *ei)
+{
+	struct inode *inode = ei->inode;
+
+	truncate_inode_pages(inode->i_mapping, 0);
+	WRITE_ONCE(inode->i_mapping->a_ops, ei->orig_aops);
+	WRITE_ONCE(inode->i_fop, ei->orig_fop);
+	i_size_write(inode, ei->raw_size);
+}
+
+/**
+ * ext4dec_activate() - serve an szip inode decompressed
+ * @inode: an ext4 regular file
+ * @dentry: a dentry of @inode, for messages and ext4's fileattr_get
+ *
+ * Context: process; the caller holds the inode lock.
+ * Return: 0 if the inode is active (now or already), else a negative
+ * errno: -EINVAL not szip, -ETXTBSY open for writing, -EBUSY mapped,
+ * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV unloading.
+ */
+int ext4dec_activate(struct inode *inode, struct dentry *dentry)
+{
+	struct address_space *mapping = inode->i_mapping;
+	struct ext4dec_inode *ei;
+	unsigned int nofs;
+	int err;
+
+	if (ext4dec_is_active(inode))
+		return 0;
+	err = ext4dec_ext4_check(inode, dentry);
+	if (err >= 0)
+		return refuse(inode, dentry, err, NULL);
+	if (!atomic_dec_unless_positive(&inode->i_writecount))
+		return refuse(inode, dentry, EXT4DEC_REFUSED_WRITERS, NULL);
+
+	err = refuse(inode, dentry, EXT4DEC_REFUSED_MAPPED, NULL);
+	if (mapping_mapped(mapping))
+		goto out_allow_write;
+	err = filemap_write_and_wait(mapping);
+	if (err) {
+		err = refuse(inode, dentry, EXT4DEC_REFUSED_IO, "writeback");
+		goto out_allow_write;
+	}
+	nofs = memalloc_nofs_save();
+	ei = prepare(inode, dentry, &err);
+	memalloc_nofs_restore(nofs);
+	if (!ei)
+		goto out_allow_write;
+
+	filemap_invalidate_lock(mapping);
+	spin_lock(&ext4dec_lock);
+	err = shutting_down ? -ENODEV : 0;
+	if (!err) {
+		list_add(&ei->list, &active_inodes);
+		/* pairs with READ_ONCE() in ext4dec_get() */
+		smp_store_release(&inode->i_private, ei);
+	}
+	spin_unlock(&ext4dec_lock);
+	if (!err)
+		install(ei);
+	filemap_invalidate_unlock(mapping);
+	if (err) {
+		ext4dec_put(ei);
+		goto out_allow_write;
+	}
+	atomic64_inc(&ext4dec_stats.active_inodes);
+	return 0;
+
+out_allow_write:
+	atomic_inc(&inode->i_writecount);
+	return err;
+}
+
+/**
+ * ext4dec_deactivate() - return an active inode to its raw bytes
+ * @inode: an ext4 inode
+ * @own_opens: open files of the inode held by the caller, which do not
+ *	count as "open elsewhere"
+ *
+ * Context: process; the caller holds the inode lock.
+ * Return: 0 (also if the inode was not active), or -EBUSY while the file
+ * is open elsewhere or mapped.
+ */
+int ext4dec_deactivate(struct inode *inode, unsigned int own_opens)
+{
+	struct address_space *mapping = inode->i_mapping;
+	struct ext4dec_inode *ei;
+
+	filemap_invalidate_lock(mapping);
+	spin_lock(&ext4dec_lock);
+	ei = inode->i_private;
+	if (ei && (atomic_read(&ei->opens) > own_opens ||
+		   mapping_mapped(mapping))) {
+		spin_unlock(&ext4dec_lock);
+		filemap_invalidate_unlock(mapping);
+		return -EBUSY;
+	}
+	if (ei) {
+		WRITE_ONCE(inode->i_private, NULL);
+		list_del_init(&ei->list);
+	}
+	spin_unlock(&ext4dec_lock);
+	if (ei)
+		uninstall(ei);
+	filemap_invalidate_unlock(mapping);
+	if (!ei)
+		return 0;
+
+	atomic_inc(&inode->i_writecount);
+	atomic64_dec(&ext4dec_stats.active_inodes);
+	ext4dec_put(ei);
+	return 0;
+}
+
+/**
+ * ext4dec_evict() - forget an inode ext4 is about to free
+ * @inode: the inode being evicted; nobody else can reach it
+ */
+void ext4dec_evict(struct inode *inode)
+{
+	struct ext4dec_inode *ei;
+
+	spin_lock(&ext4dec_lock);
+	ei = inode->i_private;
+	if (ei) {
+		WRITE_ONCE(inode->i_private, NULL);
+		list_del_init(&ei->list);
+	}
+	spin_unlock(&ext4dec_lock);
+	if (!ei)
+		return;
+	uninstall(ei);
+	atomic_inc(&inode->i_writecount);
+	atomic64_dec(&ext4dec_stats.active_inodes);
+	ext4dec_put(ei);
+}
+
+/**
+ * ext4dec_deactivate_all() - deactivate every inode, for module unload
+ *
+ * Refuses new activations from here on.  No file can be open with
+ * ext4dec's operations (each would hold a module reference), so nothing
+ * is busy.  Inodes being evicted meanwhile are left to the evict hook.
+ */
+void ext4dec_deactivate_all(void)
+{
+	struct ext4dec_inode *ei;
+	struct inode *inode;
+
+	spin_lock(&ext4dec_lock);
+	shutting_down = true;
+	while ((ei = list_first_entry_or_null(&active_inodes,
+					      struct ext4dec_inode, list))) {
+		inode = igrab(ei->inode);
+		spin_unlock(&ext4dec_lock);
+		if (inode) {
+			inode_lock(inode);
+			if (ext4dec_deactivate(inode, 0))
+				ext4dec_err(inode, "busy at unload");
+			inode_unlock(inode);
+			iput(inode);
+		} else {
+			schedule_timeout_uninterruptible(1);
+		}
+		spin_lock(&ext4dec_lock);
+	}
+	spin_unlock(&ext4dec_lock);
+	rcu_barrier();
+}

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ext4dec: transparent decompression of szip files on ext4.
+ *
+ * Module load and unload, parameters, logging.  Load order: workspaces,
+ * sysfs, then the ext4 hooks (after which inodes can become active).
+ * Unload reverses it after every inode is back to its raw state; open
+ * files and mappings of active inodes hold module references.
+ */
+#include "ext4dec.h"
+
+#include <linux/cpumask.h>
+#include <linux/module.h>
+#include <linux/ratelimit.h>
+
+struct ext4dec_stats ext4dec_stats;
+
+unsigned int ext4dec_nr_workspaces;
+module_param_named(workspaces, ext4dec_nr_workspaces, uint, 0444);
+MODULE_PARM_DESC(workspaces,
+		 "Inflate workspaces (about 110 KiB each); 0 = one per possible CPU (default)");
+
+/**
+ * ext4dec_msg() - log a ratelimited message about an inode
+ * @inode: the inode concerned, or NULL
+ * @level: KERN_* level
+ * @fmt: printf format
+ *
+ * Messages name the filesystem's device and the inode number.
+ */
+void ext4dec_msg(const struct inode *inode, const char *level,
+		 const char *fmt, ...)
+{
+	static DEFINE_RATELIMIT_STATE(rs, DEFAULT_RATELIMIT_INTERVAL,
+				      DEFAULT_RATELIMIT_BURST);
+	struct va_format vaf;
+	va_list args;
+
+	if (!__ratelimit(&rs))
+		return;
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	if (inode)
+		printk("%s" pr_fmt("(%s, inode %lu): %pV\n"), level,
+		       inode->i_sb->s_id, inode->i_ino, &vaf);
+	else
+		printk("%s" pr_fmt("%pV\n"), level, &vaf);
+	va_end(args);
+}
+
+static int __init ext4dec_init(void)
+{
+	int err;
+
+	if (!ext4dec_nr_workspaces)
+		ext4dec_nr_workspaces = num_possible_cpus();
+	err = ext4dec_pool_init(ext4dec_nr_workspaces);
+	if (err)
+		return err;
+	err = ext4dec_sysfs_init();
+	if (err)
+		goto out_pool_exit;
+	err = ext4dec_ext4_init();
+	if (err)
+		goto out_sysfs_exit;
+	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_evict_inode; %u workspaces\n",
+		EXT4DEC_VERSION, ext4dec_nr_workspaces);
+	return 0;
+
+out_sysfs_exit:
+	ext4dec_sysfs_exit();
+out_pool_exit:
+	ext4dec_pool_exit();
+	return err;
+}
+
+static void __exit ext4dec_exit(void)
+{
+	ext4dec_deactivate_all();
+	ext4dec_ext4_exit();
+	rcu_barrier();
+	ext4dec_sysfs_exit();
+	ext4dec_pool_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(ext4dec_init);
+module_exit(ext4dec_exit);
+
+MODULE_DESCRIPTION("Transparent decompression of szip files on ext4");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(EXT4DEC_VERSION);
+MODULE_SOFTDEP("pre: ext4");
