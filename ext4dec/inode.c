@@ -312,9 +312,10 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	if (!atomic_dec_unless_positive(&inode->i_writecount))
 		return refuse(inode, dentry, EXT4DEC_REFUSED_WRITERS, NULL);
 
-	err = refuse(inode, dentry, EXT4DEC_REFUSED_MAPPED, NULL);
-	if (mapping_mapped(mapping))
+	if (mapping_mapped(mapping)) {
+		err = refuse(inode, dentry, EXT4DEC_REFUSED_MAPPED, NULL);
 		goto out_allow_write;
+	}
 	err = filemap_write_and_wait(mapping);
 	if (err) {
 		err = refuse(inode, dentry, EXT4DEC_REFUSED_IO, "writeback");

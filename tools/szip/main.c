@@ -245,7 +245,8 @@ static int write_atomic(const char *out, mode_t mode, producer_fn produce,
 	}
 	dir = dirname(dirbuf);
 	base = basename(basebuf);
-	if (snprintf(tmp_path, sizeof(tmp_path), "%s/.%s.szip-XXXXXX", dir,
+	/* the temporary's name must fit where the output's does */
+	if (snprintf(tmp_path, sizeof(tmp_path), "%s/.%.200s.szip-XXXXXX", dir,
 		     base) >= (int)sizeof(tmp_path)) {
 		tmp_path[0] = 0;
 		fail(out, "name too long");
@@ -427,8 +428,8 @@ static bool has_suffix(const char *name)
 static int output_name(const char *in, const char *explicit_out, char *out,
 		       size_t out_len, bool *to_stdout)
 {
-	*to_stdout = opt.to_stdout || !strcmp(in, "-") ||
-		     (explicit_out && !strcmp(explicit_out, "-"));
+	*to_stdout = opt.to_stdout || (explicit_out ? !strcmp(explicit_out, "-") :
+							!strcmp(in, "-"));
 	if (*to_stdout)
 		return 0;
 	if (explicit_out) {
@@ -478,6 +479,18 @@ static int check_output(const char *in, const struct stat *in_st,
 		return -1;
 	}
 	return 0;
+}
+
+/* The output keeps a file input's permissions; from stdin, 0666 & ~umask. */
+static mode_t output_mode(const char *in, const struct stat *st)
+{
+	mode_t mask;
+
+	if (strcmp(in, "-"))
+		return st->st_mode;
+	mask = umask(0);
+	umask(mask);
+	return 0666 & ~mask;
 }
 
 static int emit(const char *in, const char *out, bool to_stdout, mode_t mode,
@@ -542,7 +555,7 @@ static int compress_one(const char *in, const char *explicit_out)
 
 	b.data = res.data;
 	b.len = res.len;
-	if (emit(in, out, to_stdout, st.st_mode, produce_buffer, &b))
+	if (emit(in, out, to_stdout, output_mode(in, &st), produce_buffer, &b))
 		goto out_res;
 	if (opt.verbose > 0)
 		fprintf(stderr,
@@ -589,7 +602,7 @@ static int decompress_one(const char *in, const char *explicit_out)
 	ctx.name = in;
 	ctx.buf = buf;
 	ctx.len = len;
-	if (emit(in, out, to_stdout, st.st_mode, produce_decoded, &ctx))
+	if (emit(in, out, to_stdout, output_mode(in, &st), produce_decoded, &ctx))
 		goto out_free;
 	if (opt.verbose > 0)
 		fprintf(stderr, "szip: %s: %zu -> %llu bytes\n", in, len,
@@ -620,8 +633,9 @@ static int test_one(const char *in)
 	return ret;
 }
 
-static int list_one(const char *in, bool header)
+static int list_one(const char *in)
 {
+	static bool header_done;
 	struct szip_info info;
 	struct stat st;
 	size_t len;
@@ -633,10 +647,11 @@ static int list_one(const char *in, bool header)
 		free(buf);
 		return -1;
 	}
-	if (header)
+	if (!header_done)
 		printf("%12s %14s %7s %8s %6s %6s %6s %5s  %s\n", "compressed",
 		       "uncompressed", "ratio", "chunks", "chunk", "dict",
 		       "filter", "wbits", "name");
+	header_done = true;
 	printf("%12u %14llu %7.3f %8u %6u %6u %6s %5d  %s\n", info.total_size,
 	       (unsigned long long)info.size,
 	       (double)info.size / info.total_size, info.nr_chunks,
@@ -671,6 +686,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *v)
 	if (errno || end == s || *s == '-')
 		return -1;
 	if (*end == 'k' || *end == 'K') {
+		if (*v > max / 1024)
+			return -1;
 		*v *= 1024;
 		end++;
 		if (!strcmp(end, "iB"))
@@ -802,7 +819,7 @@ int main(int argc, char **argv)
 			if (opt.mode == MODE_TEST)
 				ret |= test_one(files[i]);
 			else
-				ret |= list_one(files[i], i == 0);
+				ret |= list_one(files[i]);
 		}
 		return ret ? EXIT_ERROR : 0;
 	}

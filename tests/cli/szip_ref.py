@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""szip_ref.py - strict, independent szip decoder for the CLI tests.
+
+Written only from docs/szip-format.md (no code shared with szip/*.c), so
+that files written by our packer are checked by a second reader.
+
+    szip_ref.py FILE.sz > out        decode FILE.sz to standard output
+    szip_ref.py --layout FILE.sz     check the layout faulty.lib's szip tool
+                                     writes (sections 2-3): windowBits -15,
+                                     entry[0] == 20 + dictSize + 4*nChunks,
+                                     totalSize == file size, chunks in
+                                     order and contiguous (decoding checks
+                                     that each stream fills its extent);
+                                     prints one summary line
+
+Strict: anything the format doc lists as unchecked by the original reader
+(offset order/range, windowBits, filter id, exact chunk length, bytes left
+in a chunk, bytes after totalSize) is an error.  Errors go to stderr as
+"szip_ref.py: FILE: message" with exit status 1; usage errors exit 2.
+"""
+import re
+import struct
+import sys
+import zlib
+
+HEADER_SIZE = 20
+MAGIC = b"SeZz"
+M32 = 0xFFFFFFFF
+FILTER_NONE, FILTER_THUMB, FILTER_ARM, FILTER_X86 = 0, 1, 2, 3
+FILTER_NAMES = {0: "none", 1: "thumb", 2: "arm", 3: "x86"}
+
+
+class SzipError(Exception):
+    pass
+
+
+# ------------------------------------------------------------- header (2)
+
+class Header:
+    def __init__(self, buf):
+        if len(buf) < HEADER_SIZE:
+            raise SzipError("shorter than the 20-byte header")
+        if buf[0:4] != MAGIC:
+            raise SzipError("bad magic (expected 'SeZz')")
+        (self.total_size, self.chunk_size, self.dict_size, self.nchunks,
+         self.last_chunk_size, self.wbits, self.filter) = struct.unpack_from(
+             "<IHHIHbB", buf, 4)
+        cs = self.chunk_size
+        if cs == 0 or cs % 4096 or cs > 32768:
+            raise SzipError("chunkSize %d invalid" % cs)
+        if self.nchunks < 1:
+            raise SzipError("nChunks is 0")
+        if not 1 <= self.last_chunk_size <= cs:
+            raise SzipError("lastChunkSize %d invalid" % self.last_chunk_size)
+        wb = self.wbits
+        if not (wb == 0 or 8 <= abs(wb) <= 15):
+            raise SzipError("windowBits %d not accepted by zlib" % wb)
+        if self.filter not in FILTER_NAMES:
+            raise SzipError("unknown filter id %d" % self.filter)
+        if self.dict_size and wb >= 0:
+            raise SzipError("dictionary requires raw deflate (windowBits < 0)")
+        if self.total_size > len(buf):
+            raise SzipError("totalSize %d exceeds file length %d"
+                            % (self.total_size, len(buf)))
+        if self.total_size < len(buf):
+            raise SzipError("%d trailing bytes after totalSize"
+                            % (len(buf) - self.total_size))
+        self.table_offset = HEADER_SIZE + self.dict_size
+        self.data_offset = self.table_offset + 4 * self.nchunks
+        if self.data_offset > self.total_size:
+            raise SzipError("header + dictionary + offset table exceed "
+                            "totalSize")
+        self.dictionary = bytes(buf[HEADER_SIZE:self.table_offset])
+        # offset table (3): read bytewise, it may be unaligned
+        self.offsets = [struct.unpack_from("<I", buf, self.table_offset + 4 * i)[0]
+                        for i in range(self.nchunks)]
+        self.size = (self.nchunks - 1) * cs + self.last_chunk_size
+
+    def extent(self, i):
+        start = self.offsets[i]
+        end = (self.offsets[i + 1] if i + 1 < self.nchunks
+               else self.total_size)
+        if not self.data_offset <= start < end <= self.total_size:
+            raise SzipError("chunk %d: offsets %d..%d out of range"
+                            % (i, start, end))
+        return start, end
+
+    def ulen(self, i):
+        return self.chunk_size if i + 1 < self.nchunks else self.last_chunk_size
+
+
+# ------------------------------------------------------------ filters (5)
+
+X86_OK = (True, True, True, False, True, False, False, False)
+X86_BIT = (0, 1, 2, 2, 3, 3, 3, 3)
+RE_ARM = re.compile(rb"(?s)...\xeb")
+RE_THUMB = re.compile(rb"(?s).[\xf0-\xf7].[\xf8-\xff]")
+RE_X86 = re.compile(rb"[\xe8\xe9]")
+
+
+def bcj_arm(b, pos, encode):
+    """ARM BL: 4-aligned words whose top byte is 0xEB."""
+    n = len(b)
+    k = 0
+    while True:
+        m = RE_ARM.search(b, k, n)
+        if not m:
+            return
+        k = m.start()
+        if k % 4:
+            k += 1
+            continue
+        v = (b[k] | b[k + 1] << 8 | b[k + 2] << 16) << 2
+        a = pos + k + 8
+        d = ((v + a) if encode else (v - a)) & M32
+        d >>= 2
+        b[k] = d & 0xFF
+        b[k + 1] = (d >> 8) & 0xFF
+        b[k + 2] = (d >> 16) & 0xFF
+        k += 4
+
+
+def bcj_thumb(b, pos, encode):
+    """Thumb BL pairs at even offsets; a match advances by 4."""
+    n = len(b)
+    k = 0
+    while True:
+        m = RE_THUMB.search(b, k, n)
+        if not m:
+            return
+        k = m.start()
+        if k % 2:
+            k += 1
+            continue
+        v = ((b[k + 1] & 7) << 19 | b[k] << 11 | (b[k + 3] & 7) << 8
+             | b[k + 2]) << 1
+        a = pos + k + 4
+        d = ((v + a) if encode else (v - a)) & M32
+        d >>= 1
+        b[k] = (d >> 11) & 0xFF
+        b[k + 1] = 0xF0 | ((d >> 19) & 7)
+        b[k + 2] = d & 0xFF
+        b[k + 3] = 0xF8 | ((d >> 8) & 7)
+        k += 4
+
+
+def bcj_x86(b, pos, encode):
+    """x86 CALL/JMP rel32, xz's x86 BCJ with fresh state at @pos."""
+    n = len(b)
+    m = 0   # previous mask
+    q = 0   # last candidate position
+    k = 0
+    while True:
+        hit = RE_X86.search(b, k, n - 4) if n >= 5 else None
+        if not hit:
+            return
+        k = hit.start()
+        a = (pos + k) & M32
+        g = (a - q) & M32
+        q = a
+        if g > 5:
+            m = 0
+        else:
+            for _ in range(g):
+                m = (m & 0x77) << 1
+        h = b[k + 4]
+        if h in (0, 0xFF) and X86_OK[(m >> 1) & 7] and (m >> 1) < 16:
+            v = b[k + 1] | b[k + 2] << 8 | b[k + 3] << 16 | b[k + 4] << 24
+            while True:
+                d = ((v + a + 5) if encode else (v - (a + 5))) & M32
+                if m == 0:
+                    break
+                j = X86_BIT[m >> 1]
+                t = (d >> (24 - 8 * j)) & 0xFF
+                if t not in (0, 0xFF):
+                    break
+                v = d ^ ((1 << (32 - 8 * j)) - 1)
+            b[k + 1] = d & 0xFF
+            b[k + 2] = (d >> 8) & 0xFF
+            b[k + 3] = (d >> 16) & 0xFF
+            b[k + 4] = 0xFF if d & (1 << 24) else 0
+            k += 5
+            m = 0
+        else:
+            k += 1
+            m |= 1
+            if h in (0, 0xFF):
+                m |= 0x10
+
+
+BCJ = {FILTER_THUMB: bcj_thumb, FILTER_ARM: bcj_arm, FILTER_X86: bcj_x86}
+
+
+# ------------------------------------------------------------ chunks (4)
+
+def inflate_chunk(hdr, i, data):
+    """Inflate chunk @i (@data: its compressed bytes) to exactly ulen."""
+    want = hdr.ulen(i)
+    if hdr.dict_size:
+        z = zlib.decompressobj(hdr.wbits, zdict=hdr.dictionary)
+    else:
+        z = zlib.decompressobj(hdr.wbits)
+    try:
+        out = z.decompress(data, want)
+        if not z.eof:
+            # output full (or input used up): one more byte tells which
+            if z.decompress(z.unconsumed_tail, 1):
+                raise SzipError("chunk %d inflates to more than %d bytes"
+                                % (i, want))
+    except zlib.error as e:
+        raise SzipError("chunk %d: %s" % (i, e)) from None
+    if not z.eof:
+        raise SzipError("chunk %d: compressed data ends inside the deflate "
+                        "stream" % i)
+    if z.unused_data:
+        raise SzipError("chunk %d: %d bytes after the deflate stream"
+                        % (i, len(z.unused_data)))
+    if len(out) != want:
+        raise SzipError("chunk %d inflates to %d bytes, expected %d"
+                        % (i, len(out), want))
+    return out
+
+
+def decode(buf, write):
+    hdr = Header(buf)
+    for i in range(hdr.nchunks):
+        start, end = hdr.extent(i)
+        chunk = bytearray(inflate_chunk(hdr, i, buf[start:end]))
+        if hdr.filter != FILTER_NONE:
+            BCJ[hdr.filter](chunk, (i * hdr.chunk_size) & M32, False)
+        write(chunk)
+    return hdr
+
+
+def check_layout(buf):
+    """What faulty.lib's szip writes: see format doc sections 2, 3 and 7."""
+    hdr = Header(buf)
+    problems = []
+    if buf[18] != 0xF1:
+        problems.append("byte 18 is 0x%02X, not 0xF1 (windowBits -15)"
+                        % buf[18])
+    if hdr.offsets[0] != hdr.data_offset:
+        problems.append("entry[0] = %d, expected 20 + %d + 4*%d = %d"
+                        % (hdr.offsets[0], hdr.dict_size, hdr.nchunks,
+                           hdr.data_offset))
+    if hdr.total_size != len(buf):
+        problems.append("totalSize %d != file size %d"
+                        % (hdr.total_size, len(buf)))
+    # contiguous: every extent non-empty and in order from entry[0] to
+    # totalSize (that each deflate stream fills its extent exactly is
+    # checked by decoding: inflate_chunk rejects short or trailing data)
+    for i in range(hdr.nchunks):
+        try:
+            hdr.extent(i)
+        except SzipError as e:
+            problems.append(str(e))
+            break
+    if problems:
+        raise SzipError("; ".join(problems))
+    return hdr
+
+
+def main(argv):
+    args = argv[1:]
+    layout = False
+    if args and args[0] == "--layout":
+        layout = True
+        args = args[1:]
+    if len(args) != 1 or args[0].startswith("-") and args[0] != "-":
+        sys.stderr.write("usage: szip_ref.py [--layout] FILE.sz > out\n")
+        return 2
+    name = args[0]
+    try:
+        if name == "-":
+            buf = sys.stdin.buffer.read()
+        else:
+            with open(name, "rb") as f:
+                buf = f.read()
+        if layout:
+            h = check_layout(buf)
+            print("layout ok: %d chunks of %d, dict %d, filter %s, "
+                  "totalSize %d" % (h.nchunks, h.chunk_size, h.dict_size,
+                                    FILTER_NAMES[h.filter], h.total_size))
+        else:
+            decode(buf, sys.stdout.buffer.write)
+            sys.stdout.buffer.flush()
+    except (SzipError, OSError) as e:
+        sys.stderr.write("szip_ref.py: %s: %s\n" % (name, e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,365 @@
+# shellcheck shell=bash
+#
+# tests/vm/lib.sh - shared helpers for the ext4dec QEMU test harness.
+#
+# Sourced by tests/vm/run-vm.sh and scripts/install-vm-deps.sh; not meant to
+# be executed.  Everything here is about *Debian cloud kernels*:
+#
+#   * resolving a kernel series ("6.1", "6.12") to the newest packaged ABI
+#     (e.g. "6.1.0-57-cloud-amd64") using apt-cache at run time,
+#   * fetching the image + headers (+ the -common headers and the kbuild tools
+#     they need) with `apt-get download` and unpacking them with `dpkg -x` into
+#     a per-kernel cache directory, so nothing is installed into the host's
+#     /boot or /lib/modules,
+#   * fixing up the unpacked headers tree so that
+#       make -C <cache>/kernels/<kver>/root/usr/src/linux-headers-<kver> M=<dir> modules
+#     works for out-of-tree modules.
+#
+# Cache layout ($EXT4DEC_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
+#   kernels/<kver>/root/       unpacked packages (boot/, lib/modules/, usr/src/, usr/lib/)
+#   kernels/<kver>/info        "key=value" lines describing what was fetched
+#   kernels/<kver>/.complete   stamp, written last
+#   initramfs/                 cached base initramfs archives (see run-vm.sh)
+#   runs/                      default output directories of run-vm.sh
+#   lock                       flock(1) file serialising cache updates
+
+# Kernel flavour we test against.  Only cloud-amd64 is exercised, but keep it
+# overridable (e.g. "amd64") for experiments.
+: "${EXT4DEC_KFLAVOUR:=cloud-amd64}"
+
+# depmod, modprobe, mke2fs... live in sbin directories, which a non-root
+# user's PATH may lack.
+PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+
+vm_log()  { printf 'ext4dec-vm: %s\n' "$*" >&2; }
+vm_die()  { printf 'ext4dec-vm: error: %s\n' "$*" >&2; exit 2; }
+
+# vm_cache_dir: print (and create) the cache root.
+vm_cache_dir() {
+	local dir=${EXT4DEC_CACHE:-${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/ext4dec}
+	mkdir -p "$dir"
+	printf '%s\n' "$dir"
+}
+
+# vm_with_lock CMD...: run CMD with the cache lock held (exclusive), so that
+# concurrent harness runs do not fetch/unpack the same kernel twice.
+vm_with_lock() {
+	local lock
+	lock="$(vm_cache_dir)/lock"
+	(
+		flock -x 9
+		"$@"
+	) 9>"$lock"
+}
+
+# --- apt helpers -----------------------------------------------------------
+
+# apt_candidate PKG: print the candidate version of PKG, or nothing.
+apt_candidate() {
+	apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" && $2 != "(none)" { print $2; exit }'
+}
+
+# apt_depends PKG[=VER]: print the Depends of the candidate (or given version),
+# one dependency per line, first alternative only, version constraint dropped.
+apt_depends() {
+	apt-cache show --no-all-versions "$1" 2>/dev/null |
+		awk -F': ' '$1 == "Depends" { print $2; exit }' |
+		tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' -e '/^$/d'
+}
+
+# deb_depends FILE.deb: same as apt_depends but for a downloaded .deb.
+deb_depends() {
+	dpkg-deb -f "$1" Depends 2>/dev/null |
+		tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' -e '/^$/d'
+}
+
+# pkg_installed PKG: true if dpkg considers PKG installed (or a package
+# providing it, for virtual names like "pahole").
+pkg_installed() {
+	local status
+	status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)
+	[[ $status == *" installed" ]] && return 0
+	# Virtual package: any installed package that Provides it?
+	dpkg-query -W -f='${Status}|${Provides}\n' 2>/dev/null |
+		awk -F'|' -v p="$1" '$1 ~ / installed$/ { n = split($2, a, /, */); for (i = 1; i <= n; i++) { sub(/ .*/, "", a[i]); if (a[i] == p) found = 1 } } END { exit !found }'
+}
+
+# --- kernel resolution -----------------------------------------------------
+
+# vm_resolve_kernel SPEC
+#   SPEC is either a series ("6.1", "6.12") or an exact ABI name
+#   ("6.12.117+deb12-cloud-amd64").  Sets the globals
+#     R_KVER     kernel release / ABI name, e.g. 6.1.0-57-cloud-amd64
+#     R_IMAGE    image package name (signed, or -unsigned if only that exists)
+#     R_VERSION  Debian package version, e.g. 6.1.192-3
+#     R_HOW      how it was resolved (for the log)
+#   Returns non-zero if nothing matches.
+#
+# Resolution order for a series:
+#   1. the flavour meta packages "linux-image-<series>-<flavour>" (bookworm
+#      ships linux-image-6.12-cloud-amd64 from the linux-6.12 LTS package)
+#      and "linux-image-<flavour>" (the distribution default, 6.1 on
+#      bookworm); the first whose exact dependency "linux-image-<abi> (= V)"
+#      has an upstream version V in the series wins.  This is what
+#      `apt-get install <meta>` gives a Debian user.
+#   2. otherwise the highest candidate among all linux-image-<series>*-<flavour>
+#      (and -unsigned) packages apt knows about.
+vm_resolve_kernel() {
+	local spec=$1 fl=$EXT4DEC_KFLAVOUR meta dep ver pkg best_pkg='' best_ver=''
+	R_KVER='' R_IMAGE='' R_VERSION='' R_HOW=''
+
+	if [[ $spec == *-"$fl" ]]; then
+		# Exact ABI name.
+		for pkg in "linux-image-$spec" "linux-image-$spec-unsigned"; do
+			ver=$(apt_candidate "$pkg")
+			if [[ -n $ver ]]; then
+				R_KVER=$spec R_IMAGE=$pkg R_VERSION=$ver R_HOW="exact ABI"
+				return 0
+			fi
+		done
+		return 1
+	fi
+
+	# One apt-cache call for both metas (every call re-reads the package
+	# lists when apt's binary cache is disabled, as in Debian's docker
+	# images: ~1 s each).  Output: "META IMAGE-PKG VERSION" per meta, where
+	# IMAGE-PKG (= VERSION) is the meta's exact dependency.
+	while read -r meta dep ver; do
+		if [[ $ver == "$spec".* ]]; then
+			R_IMAGE=$dep R_VERSION=$ver R_HOW="meta package $meta"
+			R_KVER=${dep#linux-image-}
+			R_KVER=${R_KVER%-unsigned}
+			return 0
+		fi
+	done < <(apt-cache show --no-all-versions "linux-image-$spec-$fl" "linux-image-$fl" 2>/dev/null |
+		awk '/^Package: / { pkg = $2 }
+		     /^Depends: / && match($0, /linux-image-[^ ,]+ \(= [^)]+\)/) {
+			split(substr($0, RSTART, RLENGTH), a, /[ ()=]+/); print pkg, a[1], a[2] }')
+
+	# Fallback: scan the package names apt knows for this series.
+	while read -r pkg; do
+		[[ $pkg =~ ^linux-image-${spec//./\\.}[.-][0-9][^[:space:]]*-${fl}(-unsigned)?$ ]] || continue
+		ver=$(apt_candidate "$pkg")
+		[[ -n $ver && $ver == "$spec".* ]] || continue
+		if [[ -z $best_ver ]] || dpkg --compare-versions "$ver" gt "$best_ver"; then
+			best_ver=$ver best_pkg=$pkg
+		fi
+	done < <(apt-cache pkgnames "linux-image-$spec" 2>/dev/null | sort)
+	[[ -n $best_pkg ]] || return 1
+	R_IMAGE=$best_pkg R_VERSION=$best_ver R_HOW="newest linux-image-$spec* package"
+	R_KVER=${best_pkg#linux-image-}
+	R_KVER=${R_KVER%-unsigned}
+}
+
+# --- kernel cache ----------------------------------------------------------
+
+# vm_kernel_dir KVER: cache directory of one kernel ABI.
+vm_kernel_dir() { printf '%s/kernels/%s\n' "$(vm_cache_dir)" "$1"; }
+
+# vm_kernel_cached KVER: true if KVER has been fetched completely.
+vm_kernel_cached() { [[ -f "$(vm_kernel_dir "$1")/.complete" ]]; }
+
+# vm_newest_cached SPEC: newest cached ABI for a series (used when apt can not
+# resolve anything, e.g. on a machine without package lists).
+vm_newest_cached() {
+	local spec=$1 d k best=''
+	for d in "$(vm_cache_dir)"/kernels/*/; do
+		k=$(basename "$d")
+		[[ -f $d/.complete ]] || continue
+		[[ $k == "$spec".* || $k == "$spec"-* || $k == "$spec" ]] || continue
+		[[ $k == *-"$EXT4DEC_KFLAVOUR" ]] || continue
+		best=$k # glob order is lexical; good enough for a fallback
+	done
+	[[ -n $best ]] && printf '%s\n' "$best"
+}
+
+# _vm_fetch_kernel_locked KVER IMAGE_PKG VERSION: body of vm_fetch_kernel.
+_vm_fetch_kernel_locked() {
+	local kver=$1 image=$2 version=$3
+	local kdir tmp root hdr common kbuild deb deps dep
+	kdir=$(vm_kernel_dir "$kver")
+	vm_kernel_cached "$kver" && return 0
+
+	hdr="linux-headers-$kver"
+	[[ "$(apt_candidate "$hdr")" == "$version" ]] ||
+		vm_die "headers package $hdr=$version is not available (candidate: $(apt_candidate "$hdr"))"
+	# The flavour headers need the shared -common headers and the kbuild
+	# tools (fixdep, modpost, ...); take their names from the Depends.
+	deps=$(apt_depends "$hdr=$version")
+	common=$(grep -m1 '^linux-headers-.*-common$' <<<"$deps" || true)
+	kbuild=$(grep -m1 '^linux-kbuild-' <<<"$deps" || true)
+	[[ -n $common && -n $kbuild ]] || vm_die "cannot find -common/kbuild dependencies of $hdr"
+
+	tmp=$(mktemp -d "$(vm_cache_dir)/fetch.XXXXXX")
+	# apt-get download drops privileges to _apt when run as root; download
+	# into a directory _apt can write to (the cache may be under /root) to
+	# avoid the "unsandboxed" warning.
+	local dl
+	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-dl.XXXXXX")
+	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
+	vm_log "downloading $image=$version $hdr=$version $common $kbuild"
+	if ! (cd "$dl" && apt-get download -q "$image=$version" "$hdr=$version" "$common" "$kbuild" >&2); then
+		rm -rf "$tmp" "$dl"
+		vm_die "apt-get download failed"
+	fi
+	mv "$dl"/*.deb "$tmp/"
+	rmdir "$dl"
+
+	root="$tmp/root"
+	mkdir -p "$root"
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$root"
+	done
+
+	local hdir="$root/usr/src/$hdr" mdir="$root/lib/modules/$kver"
+	[[ -f $root/boot/vmlinuz-$kver ]] || vm_die "no boot/vmlinuz-$kver in $image"
+	[[ -f $hdir/Makefile ]] || vm_die "no usr/src/$hdr/Makefile in $hdr"
+	[[ -d $mdir ]] || vm_die "no lib/modules/$kver in $image"
+
+	# 1. The flavour Makefile is a one-liner with an absolute include of
+	#    /usr/src/<common>/Makefile; make it relative to itself so the
+	#    unpacked tree works wherever the cache lives.
+	# shellcheck disable=SC2016 # $(...) below are make functions, not shell.
+	printf '# rewritten by ext4dec tests/vm/lib.sh (was: %s)\ninclude $(dir $(lastword $(MAKEFILE_LIST)))../%s/Makefile\n' \
+		"$(head -n1 "$hdir/Makefile")" "$common" >"$hdir/Makefile"
+	# 2. lib/modules/<kver>/{build,source} are absolute symlinks; relink.
+	ln -sfn "../../../usr/src/$hdr" "$mdir/build"
+	ln -sfn "../../../usr/src/$common" "$mdir/source"
+	# 3. The packages ship no modules.dep (postinst runs depmod); generate it
+	#    so `modprobe -d <root> --show-depends` can compute closures.
+	depmod -b "$root" "$kver"
+
+	# Tools the headers need on the host (compiler, pahole, libs): the
+	# non-kernel Depends of the headers and kbuild packages.
+	local tooldeps=()
+	for dep in $deps $(deb_depends "$tmp"/linux-kbuild-*.deb); do
+		case $dep in
+		linux-headers-* | linux-image-* | linux-kbuild-* | linux-base) ;;
+		*) tooldeps+=("$dep") ;;
+		esac
+	done
+
+	rm -f "$tmp"/*.deb
+	{
+		echo "kver=$kver"
+		echo "image_pkg=$image"
+		echo "version=$version"
+		echo "headers_pkg=$hdr"
+		echo "common_pkg=$common"
+		echo "kbuild_pkg=$kbuild"
+		echo "tool_deps=${tooldeps[*]}"
+		echo "fetched=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} >"$tmp/info"
+	rm -rf "$kdir"
+	mkdir -p "$(dirname "$kdir")"
+	mv "$tmp" "$kdir"
+	touch "$kdir/.complete"
+	vm_log "cached $kver in $kdir"
+}
+
+# vm_fetch_kernel KVER IMAGE_PKG VERSION: make sure KVER is in the cache.
+vm_fetch_kernel() {
+	vm_kernel_cached "$1" && return 0
+	vm_with_lock _vm_fetch_kernel_locked "$@"
+}
+
+# vm_kernel_info KVER KEY: print one value from kernels/<kver>/info.
+vm_kernel_info() {
+	sed -n "s/^$2=//p" "$(vm_kernel_dir "$1")/info"
+}
+
+# vm_kernel_paths KVER: set K_ROOT, K_VMLINUZ, K_MODDIR, K_KDIR for KVER.
+# shellcheck disable=SC2034 # the K_* globals are used by the callers
+vm_kernel_paths() {
+	local kver=$1
+	K_ROOT="$(vm_kernel_dir "$kver")/root"
+	K_VMLINUZ="$K_ROOT/boot/vmlinuz-$kver"
+	K_MODDIR="$K_ROOT/lib/modules/$kver"
+	K_KDIR="$K_ROOT/usr/src/$(vm_kernel_info "$kver" headers_pkg)"
+}
+
+# vm_missing_tool_deps KVER: print host packages the headers of KVER need
+# (compiler, pahole, ...) that are not installed.
+vm_missing_tool_deps() {
+	local dep
+	for dep in $(vm_kernel_info "$1" tool_deps); do
+		pkg_installed "$dep" || printf '%s\n' "$dep"
+	done
+}
+
+# vm_kernel_for SPEC: resolve SPEC and make sure it is cached; print the ABI.
+# Falls back to the newest cached kernel of the series if apt cannot resolve.
+vm_kernel_for() {
+	local spec=$1 cached
+	if vm_resolve_kernel "$spec"; then
+		vm_log "kernel $spec -> $R_IMAGE $R_VERSION (ABI $R_KVER, via $R_HOW)"
+		vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION"
+		printf '%s\n' "$R_KVER"
+		return 0
+	fi
+	if cached=$(vm_newest_cached "$spec"); then
+		vm_log "warning: apt cannot resolve '$spec' (no package lists? run apt-get update); using cached $cached"
+		printf '%s\n' "$cached"
+		return 0
+	fi
+	vm_die "cannot resolve kernel '$spec' with apt-cache (try: apt-get update)"
+}
+
+# --- guest busybox ------------------------------------------------------------
+
+# busybox_standalone BUSYBOX: true if BUSYBOX runs its own applets in
+# preference to the programs in PATH ("standalone shell", FEATURE_PREFER_APPLETS).
+# Debian's busybox-static is built that way: its sh, env, timeout, xargs,
+# find -exec... would run busybox's modprobe/insmod/mke2fs applets instead of
+# the real kmod and e2fsprogs tools we put into the guest.  Detected by
+# running "ls" with a PATH in which it cannot be found.
+busybox_standalone() {
+	env -i PATH=/nonexistent "$1" sh -c 'ls / >/dev/null' 2>/dev/null
+}
+
+# _vm_fetch_busybox_locked VERSION DIR: unpack Debian's (dynamically linked,
+# non-standalone) busybox package into DIR without installing it (it
+# conflicts with busybox-static).
+_vm_fetch_busybox_locked() {
+	local ver=$1 dir=$2 dl
+	[[ -x $dir/bin/busybox ]] && return 0
+	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-dl.XXXXXX")
+	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
+	vm_log "downloading busybox=$ver for the guest"
+	if ! (cd "$dl" && apt-get download -q "busybox=$ver" >&2); then
+		rm -rf "$dl"
+		vm_die "apt-get download busybox failed"
+	fi
+	rm -rf "$dir.tmp"
+	dpkg-deb -x "$dl"/busybox_*.deb "$dir.tmp"
+	rm -rf "$dl"
+	[[ -x $dir.tmp/bin/busybox ]] || vm_die "busybox package has no bin/busybox"
+	mv "$dir.tmp" "$dir"
+}
+
+# vm_guest_busybox: print the path of a busybox binary suitable for the guest:
+# the host's if it is not a standalone-shell build, else Debian's "busybox"
+# package unpacked into <cache>/tools/busybox-<version>/.
+vm_guest_busybox() {
+	local bb ver dir
+	if bb=$(PATH="$PATH:/usr/sbin:/sbin" command -v busybox) && ! busybox_standalone "$bb"; then
+		printf '%s\n' "$bb"
+		return 0
+	fi
+	# Reuse a fetched copy (the busybox version hardly matters, and every
+	# apt-cache call costs about a second); EXT4DEC_REFRESH=1 re-resolves.
+	bb=''
+	for dir in "$(vm_cache_dir)"/tools/busybox-*/; do
+		[[ -x ${dir}bin/busybox ]] && bb=${dir}bin/busybox
+	done
+	if [[ -n $bb && ${EXT4DEC_REFRESH:-0} != 1 ]]; then
+		printf '%s\n' "$bb"
+		return 0
+	fi
+	ver=$(apt_candidate busybox)
+	[[ -n $ver ]] || vm_die "cannot resolve the busybox package (run apt-get update)"
+	dir="$(vm_cache_dir)/tools/busybox-${ver//:/_}"
+	mkdir -p "$(dirname "$dir")"
+	[[ -x $dir/bin/busybox ]] || vm_with_lock _vm_fetch_busybox_locked "$ver" "$dir"
+	printf '%s\n' "$dir/bin/busybox"
+}

@@ -1,0 +1,497 @@
+#!/usr/bin/env bash
+#
+# tests/vm/run-vm.sh - boot a Debian cloud kernel under QEMU and run a test
+# payload inside it.
+#
+# Usage:
+#   tests/vm/run-vm.sh -k SERIES -p PAYLOAD_DIR [options]
+#   tests/vm/run-vm.sh -k SERIES --print-kdir
+#
+#   -k, --kernel SPEC     kernel series ("6.1", "6.12") or exact ABI name
+#                         ("6.12.117+deb12-cloud-amd64"); the newest packaged
+#                         ABI of a series is resolved with apt-cache at run
+#                         time and fetched into the cache if needed
+#   -p, --payload DIR     directory copied to /payload in the guest; its
+#                         run.sh is run with sh, its stdout is the TAP output
+#   -m, --module-src DIR  build the out-of-tree module in DIR (a copy of it)
+#                         against the kernel's headers; the resulting *.ko go
+#                         to /payload/modules/ and lib/modules/<kver>/extra/
+#                         (so "modprobe NAME" works).  Repeatable.  make gets
+#                         EXT4DEC_SRCDIR=<absolute DIR> for includes relative
+#                         to the original source.
+#       --ko FILE         add a prebuilt module the same way.  Repeatable.
+#       --bin PATH        add a host binary (and its shared libraries) to
+#                         /bin in the guest.  Repeatable.
+#       --modules "A B"   extra kernel modules to modprobe at boot
+#   -o, --out DIR         output directory (default: <cache>/runs/<kver>-<time>)
+#   -t, --timeout SECS    payload time limit inside the guest (default 300);
+#                         the whole QEMU run is limited to this plus
+#                         EXT4DEC_VM_BOOT_TIMEOUT (default 180) seconds
+#       --mem MB          guest memory (default 1024)
+#       --smp N           guest CPUs (default 2)
+#       --disk-size SIZE  scratch disk size for truncate(1) (default 256M)
+#       --mkfs-opts OPTS  extra mkfs.ext4 options
+#       --mount-opts OPTS ext4 mount options
+#       --no-mkfs         leave the scratch disk (/dev/vda) raw and unmounted
+#       --no-fsck         skip "e2fsck -fn" of the scratch disk after the payload
+#       --append ARGS     extra kernel command line arguments
+#       --keep            keep the scratch disk image and initramfs in the output dir
+#   -v, --verbose         also stream the guest console to stderr
+#       --print-kdir      fetch the kernel if needed, print its headers
+#                         directory (for make -C ... M=...) and exit
+#   -h, --help
+#
+# Environment:
+#   EXT4DEC_KVM=1             use KVM (-accel kvm -cpu host); default is TCG
+#   EXT4DEC_VM_CPU            QEMU -cpu model (default: max for TCG, host for KVM)
+#   EXT4DEC_CACHE             cache directory (default ${XDG_CACHE_HOME:-~/.cache}/ext4dec)
+#   EXT4DEC_VM_BOOT_TIMEOUT   seconds allowed on top of the payload timeout
+#   EXT4DEC_VM_DMESG_IGNORE   extended regex of dmesg lines not to count as failures
+#   EXT4DEC_VM_MODULES        like --modules
+#   EXT4DEC_QEMU              QEMU binary (default qemu-system-x86_64)
+#
+# Output: the payload's TAP on stdout, diagnostics on stderr, and in the
+# output directory: console.log (serial console: boot log, init messages,
+# payload stderr), results.log (raw result channel), tap.txt, dmesg.txt,
+# summary.txt.
+#
+# Exit status: 0 pass; 1 test failure (payload exit status != 0, "not ok"
+# in the TAP, bad dmesg line, fsck error, guest setup error, crash, timeout);
+# 2 harness or usage error.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+# The whole script is one function, so bash parses all of it before running
+# anything: editing this file while a (long) run is going does not break it.
+main() {
+	usage() {
+		sed -n '3,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+		exit "${1:-0}"
+	}
+
+	# --- arguments ---------------------------------------------------------------
+	kspec='' payload='' out='' timeout_s=300 mem=1024 smp=2 disk_size=256M
+	mkfs=1 fsck=1 mkfs_opts='' mount_opts='' append='' keep=0 verbose=0 print_kdir=0
+	extra_modules=${EXT4DEC_VM_MODULES:-}
+	module_srcs=() kos=() bins=()
+
+	need_arg() { [[ $# -ge 2 ]] || vm_die "$1 needs an argument"; }
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+		-k | --kernel) need_arg "$@"; kspec=$2; shift 2 ;;
+		-p | --payload) need_arg "$@"; payload=$2; shift 2 ;;
+		-m | --module-src) need_arg "$@"; module_srcs+=("$2"); shift 2 ;;
+		--ko) need_arg "$@"; kos+=("$2"); shift 2 ;;
+		--bin) need_arg "$@"; bins+=("$2"); shift 2 ;;
+		--modules) need_arg "$@"; extra_modules+=" $2"; shift 2 ;;
+		-o | --out) need_arg "$@"; out=$2; shift 2 ;;
+		-t | --timeout) need_arg "$@"; timeout_s=$2; shift 2 ;;
+		--mem) need_arg "$@"; mem=$2; shift 2 ;;
+		--smp) need_arg "$@"; smp=$2; shift 2 ;;
+		--disk-size) need_arg "$@"; disk_size=$2; shift 2 ;;
+		--mkfs-opts) need_arg "$@"; mkfs_opts=$2; shift 2 ;;
+		--mount-opts) need_arg "$@"; mount_opts=$2; shift 2 ;;
+		--no-mkfs) mkfs=0; shift ;;
+		--no-fsck) fsck=0; shift ;;
+		--append) need_arg "$@"; append=$2; shift 2 ;;
+		--keep) keep=1; shift ;;
+		-v | --verbose) verbose=1; shift ;;
+		--print-kdir) print_kdir=1; shift ;;
+		-h | --help) usage 0 ;;
+		*) vm_log "unknown argument: $1"; usage 2 >&2 ;;
+		esac
+	done
+	[[ -n $kspec ]] || vm_die "--kernel is required (e.g. -k 6.1)"
+	[[ $timeout_s =~ ^[0-9]+$ ]] || vm_die "--timeout must be a number of seconds"
+
+	# --- kernel ------------------------------------------------------------------
+	kver=$(vm_kernel_for "$kspec")
+	vm_kernel_paths "$kver"
+	if [[ $print_kdir -eq 1 ]]; then
+		printf '%s\n' "$K_KDIR"
+		exit 0
+	fi
+
+	[[ -n $payload ]] || vm_die "--payload is required"
+	[[ -f $payload/run.sh ]] || vm_die "$payload/run.sh does not exist"
+	qemu=${EXT4DEC_QEMU:-qemu-system-x86_64}
+	command -v "$qemu" >/dev/null || vm_die "$qemu not found (run scripts/install-vm-deps.sh)"
+	for t in cpio depmod modprobe modinfo ldd; do
+		command -v "$t" >/dev/null || vm_die "$t not found (run scripts/install-vm-deps.sh)"
+	done
+
+	cache=$(vm_cache_dir)
+	if [[ -z $out ]]; then
+		out="$cache/runs/$kver-$(date +%Y%m%d-%H%M%S)-$$"
+	fi
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	work=$(mktemp -d "$out/.work.XXXXXX")
+	# shellcheck disable=SC2317 # called through the EXIT trap
+	cleanup() { rm -rf "$work"; }
+	trap cleanup EXIT
+
+	# --- initramfs helpers --------------------------------------------------------
+
+	# find_tool NAME: path of a host tool, also looking in sbin directories.
+	find_tool() {
+		PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" 2>/dev/null
+	}
+
+	# add_libs ROOT FILE: copy the shared libraries FILE needs (as listed by
+	# ldd, including the dynamic loader) to the same absolute paths under ROOT.
+	add_libs() {
+		local root=$1 file=$2 lib
+		# ldd fails for static binaries; that just means "no libraries".
+		for lib in $(ldd "$file" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+			[[ -e $root$lib ]] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	}
+
+	# add_bin ROOT PATH [NAME]: copy a host binary to ROOT/bin/NAME plus libs.
+	add_bin() {
+		local root=$1 src=$2 name=${3:-$(basename "$2")}
+		rm -f "$root/bin/$name"
+		cp -L "$src" "$root/bin/$name"
+		add_libs "$root" "$src"
+	}
+
+	# cpio_entry INO NAME MODE(octal) RDEVMAJOR RDEVMINOR: print one empty newc
+	# archive member (header, NUL-terminated name, padding to 4 bytes) and add
+	# its size to cpio_bytes.
+	cpio_bytes=0
+	cpio_entry() {
+		local namesize=$((${#2} + 1)) pad
+		printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%s\0' \
+			"$1" "$((8#$3))" 0 0 1 0 0 0 0 "$4" "$5" "$namesize" 0 "$2"
+		pad=$(((4 - (110 + namesize) % 4) % 4))
+		head -c "$pad" /dev/zero
+		cpio_bytes=$((cpio_bytes + 110 + namesize + pad))
+	}
+
+	# cpio_dev_console: a tiny newc archive holding dev/ and dev/console (c 5:1),
+	# written by hand so that building the initramfs needs no root (mknod).  The
+	# kernel opens /dev/console for init before init can mount devtmpfs.
+	cpio_dev_console() {
+		cpio_bytes=0
+		cpio_entry 1 dev 40755 0 0
+		cpio_entry 2 dev/console 20600 5 1
+		cpio_entry 3 'TRAILER!!!' 0 0 0
+		# pad to 512 bytes so the next archive starts aligned
+		head -c $(((512 - cpio_bytes % 512) % 512)) /dev/zero
+	}
+
+	# Host binaries of the guest userland.  busybox provides the shell and the
+	# basic tools (as symlinks); the real e2fsprogs and kmod tools override the
+	# busybox applets of the same name.  (Not busybox-static: its standalone
+	# shell would run the busybox applets anyway; see vm_guest_busybox.)
+	busybox_bin=$(vm_guest_busybox)
+	e2fs_required=(mke2fs e2fsck chattr lsattr)
+	e2fs_optional=(tune2fs dumpe2fs debugfs filefrag resize2fs e4defrag)
+	kmod_bin=$(find_tool kmod) || vm_die "kmod not found"
+
+	# build_base ROOT: populate the kernel-independent part of the guest root.
+	build_base() {
+		local root=$1 t p
+		mkdir -p "$root"/{bin,dev,etc,lib,lib64,mnt,proc,root,run,sys,tmp,usr}
+		ln -s bin "$root/sbin"
+		ln -s ../bin "$root/usr/bin"
+		ln -s ../bin "$root/usr/sbin"
+		ln -s ../lib "$root/usr/lib"
+
+		add_bin "$root" "$busybox_bin" busybox
+		for t in $("$busybox_bin" --list); do
+			[[ $t == busybox ]] || ln -sf busybox "$root/bin/$t"
+		done
+
+		for t in "${e2fs_required[@]}"; do
+			p=$(find_tool "$t") || vm_die "$t not found (apt-get install e2fsprogs)"
+			add_bin "$root" "$p"
+		done
+		for t in "${e2fs_optional[@]}"; do
+			if p=$(find_tool "$t"); then add_bin "$root" "$p"; fi
+		done
+		for t in mkfs.ext2 mkfs.ext3 mkfs.ext4; do ln -sf mke2fs "$root/bin/$t"; done
+		for t in fsck.ext2 fsck.ext3 fsck.ext4; do ln -sf e2fsck "$root/bin/$t"; done
+		if [[ -f /etc/mke2fs.conf ]]; then cp /etc/mke2fs.conf "$root/etc/"; fi
+
+		add_bin "$root" "$kmod_bin" kmod
+		for t in insmod rmmod modprobe lsmod modinfo depmod; do ln -sf kmod "$root/bin/$t"; done
+
+		printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+		printf 'root:x:0:\n' >"$root/etc/group"
+		cp "$here/init" "$root/init"
+		chmod 0755 "$root/init"
+	}
+
+	# pack_cpio ROOT: newc archive of ROOT on stdout, owned by root:root.
+	pack_cpio() {
+		(cd "$1" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet)
+	}
+
+	# base_initramfs: print the path of the cached base archive, building it if
+	# the inputs (init, this script, host binaries) changed.
+	base_initramfs() {
+		local key f t
+		key=$(
+			{
+				sha256sum "$here/init" "${BASH_SOURCE[0]}" "$busybox_bin" "$kmod_bin"
+				for t in "${e2fs_required[@]}" "${e2fs_optional[@]}"; do
+					if f=$(find_tool "$t"); then sha256sum "$f"; fi
+				done
+				if [[ -f /etc/mke2fs.conf ]]; then sha256sum /etc/mke2fs.conf; fi
+			} 2>/dev/null | sha256sum | cut -c1-16
+		)
+		f="$cache/initramfs/base-$key.cpio"
+		if [[ ! -f $f ]]; then
+			vm_log "building base initramfs $f"
+			mkdir -p "$cache/initramfs"
+			local root="$work/base-root"
+			build_base "$root"
+			{
+				cpio_dev_console
+				pack_cpio "$root"
+			} >"$f.tmp.$$"
+			mv "$f.tmp.$$" "$f"
+			rm -rf "$root"
+			# Drop archives of older inputs (not ones a parallel run may be using).
+			find "$cache/initramfs" -name 'base-*.cpio' ! -name "base-$key.cpio" -mmin +60 -delete 2>/dev/null || true
+		fi
+		printf '%s\n' "$f"
+	}
+
+	# add_module_closure ROOT NAME: copy module NAME and everything it depends on
+	# from the kernel's module tree into ROOT/lib/modules/<kver>/.  Built-in
+	# modules need nothing.
+	add_module_closure() {
+		local root=$1 name=$2 line path
+		local deps
+		deps=$(modprobe -d "$K_ROOT" -S "$kver" --show-depends "$name" 2>&1) ||
+			vm_die "kernel $kver has no module '$name': $deps"
+		while read -r line; do
+			case $line in
+			insmod\ *)
+				path=${line#insmod }
+				path=${path%% *}
+				[[ $path == "$K_MODDIR"/* ]] || vm_die "unexpected module path $path"
+				mkdir -p "$root/lib/modules/$kver/$(dirname "${path#"$K_MODDIR"/}")"
+				cp "$path" "$root/lib/modules/$kver/${path#"$K_MODDIR"/}"
+				;;
+			esac
+		done <<<"$deps"
+	}
+
+	# build_module SRC: build the out-of-tree module in SRC against the kernel's
+	# headers (in a copy, so SRC stays clean) and print the *.ko it produced.
+	build_module() {
+		local src bdir log missing
+		src=$(cd "$1" && pwd)
+		bdir="$work/build/$(basename "$src")"
+		mkdir -p "$bdir"
+		cp -a "$src/." "$bdir/"
+		log="$out/build-$(basename "$src").log"
+		vm_log "building module $src against $K_KDIR"
+		if ! make -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" -j"$(nproc)" modules >"$log" 2>&1; then
+			tail -n 30 "$log" >&2
+			missing=$(vm_missing_tool_deps "$kver" | tr '\n' ' ')
+			[[ -z $missing ]] || vm_log "missing host packages for building: $missing(run scripts/install-vm-deps.sh)"
+			vm_die "module build failed; see $log"
+		fi
+		find "$bdir" -name '*.ko' -type f
+	}
+
+	# --- per-run archive: payload, modules, config ------------------------------
+	t_prep=$SECONDS
+	base=$(base_initramfs)
+
+	run_root="$work/run-root"
+	mkdir -p "$run_root/payload/modules" "$run_root/etc" "$run_root/bin"
+	cp -a "$payload/." "$run_root/payload/"
+
+	for s in ${module_srcs[@]+"${module_srcs[@]}"}; do
+		# Not in a process substitution: a build failure must end the script.
+		build_module "$s" >"$work/built.txt"
+		[[ -s $work/built.txt ]] || vm_die "building $s produced no .ko"
+		mapfile -t -O "${#kos[@]}" kos <"$work/built.txt"
+	done
+
+	boot_modules="virtio_pci virtio_blk $extra_modules"
+	moddir="$run_root/lib/modules/$kver"
+	mkdir -p "$moddir"
+	for m in $boot_modules; do
+		add_module_closure "$run_root" "$m"
+	done
+	for ko in ${kos[@]+"${kos[@]}"}; do
+		[[ -f $ko ]] || vm_die "no such module file: $ko"
+		vermagic=$(modinfo -F vermagic "$ko")
+		[[ $vermagic == "$kver "* ]] || vm_die "$ko was built for '${vermagic%% *}', not $kver"
+		mkdir -p "$moddir/extra"
+		cp "$ko" "$moddir/extra/"
+		cp "$ko" "$run_root/payload/modules/"
+		for m in $(modinfo -F depends "$ko" | tr ',' ' '); do
+			add_module_closure "$run_root" "$m"
+		done
+	done
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[[ -f $K_MODDIR/$f ]] && cp "$K_MODDIR/$f" "$moddir/"
+	done
+	depmod -b "$run_root" "$kver"
+
+	for b in ${bins[@]+"${bins[@]}"}; do
+		p=$(find_tool "$b") || p=$b
+		[[ -f $p ]] || vm_die "no such binary: $b"
+		add_bin "$run_root" "$p"
+	done
+
+	# Configuration read by /init (shell syntax; values quoted with %q).
+	{
+		printf 'VM_MODULES=%q\n' "$boot_modules"
+		printf 'VM_MKFS=%q\nVM_FSCK=%q\n' "$mkfs" "$fsck"
+		printf 'VM_MKFS_OPTS=%q\nVM_MOUNT_OPTS=%q\n' "$mkfs_opts" "$mount_opts"
+		printf 'VM_PAYLOAD_TIMEOUT=%q\n' "$timeout_s"
+	} >"$run_root/etc/ext4dec-vm.conf"
+
+	# The kernel unpacks concatenated newc archives in order, later files
+	# overriding earlier ones; QEMU takes a single -initrd file.
+	initrd="$work/initrd.cpio"
+	pack_cpio "$run_root" >"$work/run.cpio"
+	cat "$base" "$work/run.cpio" >"$initrd"
+
+	disk="$work/scratch.img"
+	truncate -s "$disk_size" "$disk"
+	vm_log "prepared initramfs ($(du -h "$initrd" | cut -f1)) and ${disk_size} disk in $((SECONDS - t_prep))s"
+
+	# --- QEMU ----------------------------------------------------------------------
+	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
+		accel=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}")
+	else
+		accel=(-accel "tcg,thread=multi" -cpu "${EXT4DEC_VM_CPU:-max}")
+	fi
+
+	cmdline="console=ttyS0,115200 panic=-1 loglevel=7 printk.time=1 random.trust_cpu=on"
+	[[ -z $append ]] || cmdline+=" $append"
+
+	console_log="$out/console.log" results_log="$out/results.log"
+	rm -f "$console_log" "$results_log"
+	if [[ $verbose -eq 1 ]]; then
+		console_dev=(-chardev "stdio,id=con,signal=off,logfile=$console_log")
+	else
+		console_dev=(-chardev "file,id=con,path=$console_log")
+	fi
+
+	qemu_cmd=(
+		"$qemu" -nodefaults -no-user-config -display none -no-reboot
+		"${accel[@]}" -machine pc -smp "$smp" -m "$mem"
+		-kernel "$K_VMLINUZ" -initrd "$initrd" -append "$cmdline"
+		"${console_dev[@]}" -serial chardev:con
+		-chardev "file,id=res,path=$results_log" -serial chardev:res
+		-drive "file=$disk,format=raw,if=none,id=scratch,cache=unsafe"
+		-device "virtio-blk-pci,drive=scratch"
+	)
+	host_timeout=$((timeout_s + ${EXT4DEC_VM_BOOT_TIMEOUT:-180}))
+	printf '%q ' "${qemu_cmd[@]}" >"$out/qemu-cmd.txt"
+	vm_log "booting $kver ($([[ ${EXT4DEC_KVM:-0} == 1 ]] && echo KVM || echo TCG), smp=$smp, mem=${mem}M, limit ${host_timeout}s); output in $out"
+
+	t_boot=$(date +%s.%N)
+	qemu_rc=0
+	if [[ $verbose -eq 1 ]]; then
+		timeout -k 10 "$host_timeout" "${qemu_cmd[@]}" </dev/null >&2 || qemu_rc=$?
+	else
+		timeout -k 10 "$host_timeout" "${qemu_cmd[@]}" </dev/null >"$out/qemu.log" 2>&1 || qemu_rc=$?
+	fi
+	t_end=$(date +%s.%N)
+	wall=$(awk -v a="$t_boot" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')
+
+	if [[ $keep -eq 1 ]]; then
+		mv "$disk" "$initrd" "$out/"
+	fi
+
+	# --- results ---------------------------------------------------------------------
+	touch "$results_log" "$console_log"
+	tr -d '\r' <"$results_log" >"$work/results"
+
+	# section BEGIN END: lines strictly between two marker lines.
+	section() {
+		awk -v b="$1" -v e="$2" '$0 == e { exit } on { print } $0 == b { on = 1 }' "$work/results"
+	}
+	marker() { sed -n "s/^$1 //p" "$work/results" | tail -n 1; }
+
+	section EXT4DEC-VM-PAYLOAD-BEGIN EXT4DEC-VM-PAYLOAD-END >"$out/tap.txt"
+	section EXT4DEC-VM-DMESG-BEGIN EXT4DEC-VM-DMESG-END >"$out/dmesg.txt"
+	cat "$out/tap.txt"
+
+	failures=()
+	[[ $qemu_rc -eq 124 || $qemu_rc -eq 137 ]] && failures+=("QEMU killed after ${host_timeout}s (host timeout)")
+	[[ $qemu_rc -ne 0 && $qemu_rc -ne 124 && $qemu_rc -ne 137 ]] && failures+=("QEMU exited with status $qemu_rc (see $out/qemu.log)")
+	grep -qx 'EXT4DEC-VM-END' "$work/results" || failures+=("guest did not finish (no EXT4DEC-VM-END marker): crash, panic or hang; see console.log")
+
+	boot_uptime=$(marker EXT4DEC-VM-BEGIN | sed -n 's/^uptime=//p')
+	err=$(marker EXT4DEC-VM-ERROR)
+	[[ -z $err ]] || failures+=("guest setup error: $err")
+	rc=$(marker EXT4DEC-VM-EXIT)
+	if [[ -z $rc ]]; then
+		failures+=("no payload exit status")
+	elif [[ $rc == 124 ]]; then
+		failures+=("payload timed out (guest limit ${timeout_s}s; blocked tasks and CPU backtraces are in dmesg.txt)")
+	elif [[ $rc == 125 ]]; then
+		: # setup error, reported above
+	elif [[ $rc != 0 ]]; then
+		failures+=("payload exited with status $rc")
+	fi
+	fsck_rc=$(marker EXT4DEC-VM-FSCK)
+	case ${fsck_rc:--1} in
+	-1 | 0) ;;
+	-2) failures+=("scratch file system could not be unmounted for fsck") ;;
+	*) failures+=("e2fsck -fn reported errors (status $fsck_rc); see console.log") ;;
+	esac
+	if grep -Eq '^not ok' "$out/tap.txt" && grep -E '^not ok' "$out/tap.txt" | grep -Eqvi '#[[:space:]]*todo'; then
+		failures+=("TAP output contains 'not ok'")
+	fi
+
+	# Kernel problems.  Scan the guest dmesg; if it never arrived (crash), scan
+	# the console log, which has the same kernel messages plus a panic, if any.
+	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking'
+	scan=$out/dmesg.txt
+	[[ -s $scan ]] || scan=$console_log
+	tr -d '\r' <"$scan" | grep -E "$bad_re" >"$work/bad" || true
+	if [[ -n ${EXT4DEC_VM_DMESG_IGNORE:-} && -s $work/bad ]]; then
+		grep -Ev "$EXT4DEC_VM_DMESG_IGNORE" "$work/bad" >"$work/bad2" || true
+		mv "$work/bad2" "$work/bad"
+	fi
+	if [[ -s $work/bad ]]; then
+		failures+=("kernel log has $(wc -l <"$work/bad") suspicious line(s):")
+		while IFS= read -r l; do failures+=("    $l"); done < <(head -n 20 "$work/bad")
+	fi
+
+	{
+		echo "kernel: $kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version))"
+		echo "accel: ${accel[*]}"
+		echo "boot to /init: ${boot_uptime:-?}s guest uptime; QEMU wall time: ${wall}s"
+		echo "payload exit: ${rc:-none}; fsck: ${fsck_rc:-none}; qemu exit: $qemu_rc"
+		if [[ ${#failures[@]} -eq 0 ]]; then
+			echo "result: PASS"
+		else
+			echo "result: FAIL"
+			printf '  %s\n' "${failures[@]}"
+		fi
+		echo "output: $out"
+	} >"$out/summary.txt"
+	sed 's/^/ext4dec-vm: /' "$out/summary.txt" >&2
+
+	if [[ ${#failures[@]} -gt 0 ]]; then
+		if ! grep -qx 'EXT4DEC-VM-END' "$work/results"; then
+			vm_log "last console lines:"
+			tr -d '\r' <"$console_log" | tail -n 40 | sed 's/^/    /' >&2
+		fi
+		exit 1
+	fi
+	exit 0
+}
+
+main "$@"
