@@ -2,16 +2,24 @@
 #
 # ext4dec top-level Makefile.
 #
-#   make              build the szip tool (and the module, see Kbuild)
-#   make check        install what the tests need, then run every test
+#   make              build the szip tool, and ext4dec.ko against KDIR
+#   make check        install what the tests need, then run every test:
+#                     host suites, kernel lint, the selftests in QEMU on
+#                     Debian's 6.1 and 6.12 cloud kernels
+#   make demo         a VM with a compressed libc.so.6 in use (DEMO_KERNEL)
 #   make clean        remove build products
+#
+# KDIR is the kernel build tree for the module (default: the running
+# kernel's); make check builds the module for each test kernel itself.
 #
 # Userspace objects are built three ways: the release tool in tools/szip/,
 # a sanitized (ASan/UBSan) copy for the tests in build/san/, and the
 # libFuzzer target in build/fuzz/.
 
+KDIR	?= /lib/modules/$(shell uname -r)/build
 CC	?= cc
 CLANG	?= clang
+KERNELS	?= 6.1 6.12
 FUZZ_SECONDS ?= 60
 
 WARN	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -33,12 +41,20 @@ TOOL	  := tools/szip/szip
 SAN_TOOL  := build/san/szip
 UNIT	  := build/san/test_szip
 FUZZ	  := build/fuzz/fuzz_decode
+SELFTEST  := build/selftests/ext4dec_test
 
-.PHONY: all tool check check-host deps test-unit test-cli test-fuzz fuzz clean
+.PHONY: all tool module check deps fuzz demo clean
 
-all: tool
+all: tool module
 
 tool: $(TOOL)
+
+module:
+	@if [ -f "$(KDIR)/Makefile" ]; then \
+		$(MAKE) -C "$(KDIR)" M="$(CURDIR)" modules; \
+	else \
+		echo "module: no kernel build tree at $(KDIR): set KDIR to build ext4dec.ko"; \
+	fi
 
 $(TOOL): $(SZIP_SRCS) $(TOOL_SRCS) $(HDRS)
 	$(CC) $(USER_CFLAGS) -o $@ $(SZIP_SRCS) $(TOOL_SRCS) $(LIBS)
@@ -56,14 +72,29 @@ $(FUZZ): $(SZIP_SRCS) $(FUZZ_SRCS) $(HDRS)
 	$(CLANG) $(USER_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $(SZIP_SRCS) $(FUZZ_SRCS) -lz
 
+# Runs inside the test VM: plain build (the guest has no sanitizer runtime)
+$(SELFTEST): tests/selftests/ext4dec_test.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+
 deps:
 	scripts/install-deps.sh host
+	scripts/install-vm-deps.sh $(KERNELS)
 
 # The one test command (README, .ci/run).
 check: deps
 	$(MAKE) all
-	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ)
-	tests/run-host.sh --fuzz-seconds=$(FUZZ_SECONDS)
+	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST)
+	tests/run-tests.sh --fuzz-seconds=$(FUZZ_SECONDS) --kernels="$(KERNELS)"
+
+# Boot a VM, compress a real shared library, activate it, run a program
+# against it, print sizes and counters (DEMO_KERNEL=6.1 for the other one).
+DEMO_KERNEL ?= 6.12
+demo: deps tool
+	rm -rf build/module-src && mkdir -p build/module-src
+	cp -r Kbuild include szip ext4dec build/module-src/
+	tests/vm/run-vm.sh -k $(DEMO_KERNEL) -p tests/vm/payloads/demo \
+		--module-src build/module-src --bin tools/szip/szip
 
 # A longer fuzzing session that grows tests/fuzz/corpus.
 fuzz: $(FUZZ)
@@ -74,3 +105,6 @@ fuzz: $(FUZZ)
 
 clean:
 	rm -rf build $(TOOL)
+	rm -f ext4dec.ko ext4dec.mod ext4dec.mod.c ext4dec.o modules.order \
+		Module.symvers .*.cmd ext4dec/*.o ext4dec/.*.cmd szip/*.o \
+		szip/.*.cmd .ext4dec*

@@ -14,18 +14,20 @@
 #include <linux/pagemap.h>
 #include <linux/splice.h>
 
+/* The one version comparison; every block below is written with it. */
+#define EXT4DEC_SINCE(a, b, c)	(KERNEL_VERSION(a, b, c) <= LINUX_VERSION_CODE)
+
 /*
  * 6.3: the idmapping argument of inode operations became struct mnt_idmap
- * (it was struct user_namespace).  The hooks only pass it through.
+ * (it was struct user_namespace).  The hooks only pass it through; older
+ * kernels have no struct mnt_idmap, so the name can stand for the old one.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-typedef struct mnt_idmap ext4dec_idmap_t;
-#else
-typedef struct user_namespace ext4dec_idmap_t;
+#if !EXT4DEC_SINCE(6, 3, 0)
+#define mnt_idmap user_namespace
 #endif
 
 /* 6.7: ftrace_instruction_pointer_set() became ..._regs_set_... */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#if EXT4DEC_SINCE(6, 7, 0)
 #define ext4dec_ftrace_set_ip(fregs, ip) \
 	ftrace_regs_set_instruction_pointer(fregs, ip)
 #else
@@ -37,14 +39,14 @@ typedef struct user_namespace ext4dec_idmap_t;
  * 6.5: generic_file_splice_read() was replaced by filemap_splice_read(),
  * which reads through the page cache like generic_file_splice_read did.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#if EXT4DEC_SINCE(6, 5, 0)
 #define ext4dec_splice_read	filemap_splice_read
 #else
 #define ext4dec_splice_read	generic_file_splice_read
 #endif
 
 /* 6.8: a_ops->error_remove_page(page) became error_remove_folio(folio) */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#if EXT4DEC_SINCE(6, 8, 0)
 #define EXT4DEC_AOPS_ERROR_REMOVE \
 	.error_remove_folio = generic_error_remove_folio
 #else
@@ -53,7 +55,7 @@ typedef struct user_namespace ext4dec_idmap_t;
 #endif
 
 /* 6.11: FMODE_BUF_RASYNC became FOP_BUFFER_RASYNC, a file_operations flag */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#if EXT4DEC_SINCE(6, 11, 0)
 #define EXT4DEC_FMODE_RASYNC	0
 #else
 #define EXT4DEC_FMODE_RASYNC	FMODE_BUF_RASYNC
@@ -71,7 +73,7 @@ static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
 	folio = __filemap_get_folio(m, index,
 				    FGP_LOCK | FGP_CREAT | FGP_NOWAIT,
 				    readahead_gfp_mask(m));
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if EXT4DEC_SINCE(6, 3, 0)
 	if (IS_ERR(folio))
 		return NULL;
 #endif

@@ -27,10 +27,10 @@
 #include <linux/module.h>
 
 static int (*orig_file_open)(struct inode *inode, struct file *file);
-static int (*orig_file_getattr)(ext4dec_idmap_t *idmap,
+static int (*orig_file_getattr)(struct mnt_idmap *idmap,
 				const struct path *path, struct kstat *stat,
 				u32 request_mask, unsigned int query_flags);
-static int (*orig_fileattr_set)(ext4dec_idmap_t *idmap,
+static int (*orig_fileattr_set)(struct mnt_idmap *idmap,
 				struct dentry *dentry, struct fileattr *fa);
 static long (*orig_ioctl)(struct file *file, unsigned int cmd,
 			  unsigned long arg);
@@ -164,7 +164,7 @@ int ext4dec_ext4_open(struct inode *inode, struct file *file)
 	return orig_file_open(inode, file);
 }
 
-static int ext4dec_file_getattr(ext4dec_idmap_t *idmap,
+static int ext4dec_file_getattr(struct mnt_idmap *idmap,
 				const struct path *path, struct kstat *stat,
 				u32 request_mask, unsigned int query_flags)
 {
@@ -208,7 +208,7 @@ static unsigned int own_opens(struct inode *inode)
  * chattr on an ext4 regular file; the VFS holds the inode lock.  Returns
  * true if the change was handled (*ret set), false to let ext4 do it.
  */
-static bool fileattr_change(ext4dec_idmap_t *idmap, struct dentry *dentry,
+static bool fileattr_change(struct mnt_idmap *idmap, struct dentry *dentry,
 			    struct fileattr *fa, int *ret)
 {
 	struct inode *inode = d_inode(dentry);
@@ -243,7 +243,7 @@ static bool fileattr_change(ext4dec_idmap_t *idmap, struct dentry *dentry,
 	return false;
 }
 
-static int ext4dec_fileattr_set(ext4dec_idmap_t *idmap, struct dentry *dentry,
+static int ext4dec_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 				struct fileattr *fa)
 {
 	int ret = 0;

@@ -128,12 +128,13 @@ struct ext4dec_stats {
 extern struct ext4dec_stats ext4dec_stats;
 
 /* main.c */
-__printf(3, 4) void ext4dec_msg(const struct inode *inode, const char *level,
+extern unsigned int ext4dec_nr_workspaces;
+__printf(3, 4) void ext4dec_msg(const struct inode *inode, bool error,
 				const char *fmt, ...);
 #define ext4dec_warn(inode, fmt, ...) \
-	ext4dec_msg(inode, KERN_WARNING, fmt, ##__VA_ARGS__)
+	ext4dec_msg(inode, false, fmt, ##__VA_ARGS__)
 #define ext4dec_err(inode, fmt, ...) \
-	ext4dec_msg(inode, KERN_ERR, fmt, ##__VA_ARGS__)
+	ext4dec_msg(inode, true, fmt, ##__VA_ARGS__)
 
 /* hook.c */
 struct ext4dec_hook {

@@ -28,11 +28,9 @@ static bool live(struct file *file)
 	return READ_ONCE(file_inode(file)->i_private) == file->private_data;
 }
 
-static int ext4dec_open(struct inode *inode, struct file *file)
+static struct ext4dec_inode *open_ref(struct inode *inode)
 {
-	const struct file_operations *raw;
 	struct ext4dec_inode *ei;
-	int err;
 
 	spin_lock(&ext4dec_lock);
 	ei = inode->i_private;
@@ -41,7 +39,22 @@ static int ext4dec_open(struct inode *inode, struct file *file)
 		atomic_inc(&ei->opens);
 	}
 	spin_unlock(&ext4dec_lock);
+	return ei;
+}
 
+static int ext4dec_open(struct inode *inode, struct file *file)
+{
+	const struct file_operations *raw;
+	struct ext4dec_inode *ei;
+	int err;
+
+	ei = open_ref(inode);
+	if (!ei && READ_ONCE(inode->i_fop) == &ext4dec_fops) {
+		/* installed, not yet published: the activation holds the lock */
+		inode_lock_shared(inode);
+		inode_unlock_shared(inode);
+		ei = open_ref(inode);
+	}
 	if (!ei) {
 		/* deactivated since this file was given these operations */
 		raw = fops_get(inode->i_fop);

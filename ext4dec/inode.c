@@ -9,9 +9,9 @@
  *     back what is dirty, then read and validate the szip header, offset
  *     table and dictionary through the raw page cache and take the block
  *     map;
- *  3. under the mapping's invalidate lock, publish the state, drop the raw
- *     page cache, and install ext4dec's operations and the uncompressed
- *     i_size (in memory only: ext4 writes i_disksize, never i_size).
+ *  3. under the mapping's invalidate lock, drop the raw page cache, install
+ *     ext4dec's operations and the uncompressed i_size (in memory only:
+ *     ext4 writes i_disksize, never i_size), then publish the state.
  * Deactivation (chattr -c, module unload, eviction) reverses step 3 and
  * gives write access back.  The on-disk inode is never modified.
  *
@@ -327,17 +327,22 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	if (!ei)
 		goto out_allow_write;
 
+	/*
+	 * Publish only once installed: whoever sees the inode active must find
+	 * the uncompressed size and no raw page left.  Opens that find the
+	 * new operations first wait for the inode lock (ext4dec_open()).
+	 */
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
 	err = shutting_down ? -ENODEV : 0;
-	if (!err) {
+	if (!err)
 		list_add(&ei->list, &active_inodes);
+	spin_unlock(&ext4dec_lock);
+	if (!err) {
+		install(ei);
 		/* pairs with READ_ONCE() in ext4dec_get() */
 		smp_store_release(&inode->i_private, ei);
 	}
-	spin_unlock(&ext4dec_lock);
-	if (!err)
-		install(ei);
 	filemap_invalidate_unlock(mapping);
 	if (err) {
 		ext4dec_put(ei);

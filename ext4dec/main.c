@@ -16,20 +16,20 @@
 struct ext4dec_stats ext4dec_stats;
 
 unsigned int ext4dec_nr_workspaces;
+
 module_param_named(workspaces, ext4dec_nr_workspaces, uint, 0444);
 MODULE_PARM_DESC(workspaces,
 		 "Inflate workspaces (about 110 KiB each); 0 = one per possible CPU (default)");
 
 /**
  * ext4dec_msg() - log a ratelimited message about an inode
- * @inode: the inode concerned, or NULL
- * @level: KERN_* level
+ * @inode: the inode concerned
+ * @error: true for an error, false for a warning
  * @fmt: printf format
  *
  * Messages name the filesystem's device and the inode number.
  */
-void ext4dec_msg(const struct inode *inode, const char *level,
-		 const char *fmt, ...)
+void ext4dec_msg(const struct inode *inode, bool error, const char *fmt, ...)
 {
 	static DEFINE_RATELIMIT_STATE(rs, DEFAULT_RATELIMIT_INTERVAL,
 				      DEFAULT_RATELIMIT_BURST);
@@ -41,11 +41,12 @@ void ext4dec_msg(const struct inode *inode, const char *level,
 	va_start(args, fmt);
 	vaf.fmt = fmt;
 	vaf.va = &args;
-	if (inode)
-		printk("%s" pr_fmt("(%s, inode %lu): %pV\n"), level,
-		       inode->i_sb->s_id, inode->i_ino, &vaf);
+	if (error)
+		pr_err("(%s, inode %lu): %pV\n", inode->i_sb->s_id,
+		       inode->i_ino, &vaf);
 	else
-		printk("%s" pr_fmt("%pV\n"), level, &vaf);
+		pr_warn("(%s, inode %lu): %pV\n", inode->i_sb->s_id,
+			inode->i_ino, &vaf);
 	va_end(args);
 }
 

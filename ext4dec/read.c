@@ -22,10 +22,11 @@
 #include <linux/highmem.h>
 #include <linux/log2.h>
 #include <linux/sched/mm.h>
+#include <linux/sizes.h>
 #include <linux/vmalloc.h>
 
 /* Compressed bytes readahead reads in one go before inflating them */
-#define BATCH_BYTES	(1U << 20)
+#define BATCH_BYTES	SZ_1M
 
 struct raw_read {
 	atomic_t pending;

@@ -17,92 +17,77 @@
 #include <linux/sysfs.h>
 
 static struct kobject *ext4dec_kobj, *refusals_kobj;
-extern unsigned int ext4dec_nr_workspaces;
 
-static ssize_t show_u64(char *buf, atomic64_t *v)
+struct counter_attr {
+	struct kobj_attribute attr;
+	atomic64_t *value;
+};
+
+static ssize_t counter_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
 {
-	return sysfs_emit(buf, "%lld\n", atomic64_read(v));
+	struct counter_attr *c = container_of(attr, struct counter_attr, attr);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(c->value));
 }
 
-#define COUNTER(name)							\
-static ssize_t name##_show(struct kobject *kobj,			\
-			   struct kobj_attribute *attr, char *buf)	\
-{									\
-	return show_u64(buf, &ext4dec_stats.name);			\
-}									\
-static struct kobj_attribute name##_attr = __ATTR_RO(name)
+#define COUNTER(_name, _value) \
+	{ .attr = __ATTR(_name, 0444, counter_show, NULL), .value = _value }
 
-COUNTER(active_inodes);
-COUNTER(chunks_inflated);
-COUNTER(compressed_bytes);
-COUNTER(uncompressed_bytes);
-COUNTER(read_errors);
+static struct counter_attr counters[] = {
+	COUNTER(active_inodes, &ext4dec_stats.active_inodes),
+	COUNTER(chunks_inflated, &ext4dec_stats.chunks_inflated),
+	COUNTER(compressed_bytes, &ext4dec_stats.compressed_bytes),
+	COUNTER(uncompressed_bytes, &ext4dec_stats.uncompressed_bytes),
+	COUNTER(read_errors, &ext4dec_stats.read_errors),
+};
+
+static struct counter_attr refusals[EXT4DEC_NR_REFUSALS] = {
+	COUNTER(not_szip, &ext4dec_stats.refused[EXT4DEC_REFUSED_NOT_SZIP]),
+	COUNTER(writers, &ext4dec_stats.refused[EXT4DEC_REFUSED_WRITERS]),
+	COUNTER(mapped, &ext4dec_stats.refused[EXT4DEC_REFUSED_MAPPED]),
+	COUNTER(encrypted, &ext4dec_stats.refused[EXT4DEC_REFUSED_ENCRYPTED]),
+	COUNTER(verity, &ext4dec_stats.refused[EXT4DEC_REFUSED_VERITY]),
+	COUNTER(dax, &ext4dec_stats.refused[EXT4DEC_REFUSED_DAX]),
+	COUNTER(inline_data, &ext4dec_stats.refused[EXT4DEC_REFUSED_INLINE]),
+	COUNTER(journal_data,
+		&ext4dec_stats.refused[EXT4DEC_REFUSED_JOURNAL_DATA]),
+	COUNTER(io_error, &ext4dec_stats.refused[EXT4DEC_REFUSED_IO]),
+	COUNTER(no_memory, &ext4dec_stats.refused[EXT4DEC_REFUSED_NOMEM]),
+};
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
 	return sysfs_emit(buf, "%s\n", EXT4DEC_VERSION);
 }
-static struct kobj_attribute version_attr = __ATTR_RO(version);
 
 static ssize_t workspaces_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", ext4dec_nr_workspaces);
 }
+
+static struct kobj_attribute version_attr = __ATTR_RO(version);
 static struct kobj_attribute workspaces_attr = __ATTR_RO(workspaces);
 
-static struct attribute *ext4dec_attrs[] = {
-	&version_attr.attr,
-	&workspaces_attr.attr,
-	&active_inodes_attr.attr,
-	&chunks_inflated_attr.attr,
-	&compressed_bytes_attr.attr,
-	&uncompressed_bytes_attr.attr,
-	&read_errors_attr.attr,
-	NULL,
-};
+static struct attribute *main_attrs[ARRAY_SIZE(counters) + 3];
+static struct attribute *refusal_attrs[ARRAY_SIZE(refusals) + 1];
 
-static const struct attribute_group ext4dec_group = {
-	.attrs = ext4dec_attrs,
-};
+static const struct attribute_group main_group = { .attrs = main_attrs };
+static const struct attribute_group refusal_group = { .attrs = refusal_attrs };
 
-#define REFUSAL(name, reason)						\
-static ssize_t name##_show(struct kobject *kobj,			\
-			   struct kobj_attribute *attr, char *buf)	\
-{									\
-	return show_u64(buf, &ext4dec_stats.refused[reason]);		\
-}									\
-static struct kobj_attribute name##_attr = __ATTR_RO(name)
+static void fill_attrs(void)
+{
+	size_t i, n = 0;
 
-REFUSAL(not_szip, EXT4DEC_REFUSED_NOT_SZIP);
-REFUSAL(writers, EXT4DEC_REFUSED_WRITERS);
-REFUSAL(mapped, EXT4DEC_REFUSED_MAPPED);
-REFUSAL(encrypted, EXT4DEC_REFUSED_ENCRYPTED);
-REFUSAL(verity, EXT4DEC_REFUSED_VERITY);
-REFUSAL(dax, EXT4DEC_REFUSED_DAX);
-REFUSAL(inline_data, EXT4DEC_REFUSED_INLINE);
-REFUSAL(journal_data, EXT4DEC_REFUSED_JOURNAL_DATA);
-REFUSAL(io_error, EXT4DEC_REFUSED_IO);
-REFUSAL(no_memory, EXT4DEC_REFUSED_NOMEM);
-
-static struct attribute *refusal_attrs[] = {
-	&not_szip_attr.attr,
-	&writers_attr.attr,
-	&mapped_attr.attr,
-	&encrypted_attr.attr,
-	&verity_attr.attr,
-	&dax_attr.attr,
-	&inline_data_attr.attr,
-	&journal_data_attr.attr,
-	&io_error_attr.attr,
-	&no_memory_attr.attr,
-	NULL,
-};
-
-static const struct attribute_group refusal_group = {
-	.attrs = refusal_attrs,
-};
+	main_attrs[n++] = &version_attr.attr;
+	main_attrs[n++] = &workspaces_attr.attr;
+	for (i = 0; i < ARRAY_SIZE(counters); i++)
+		main_attrs[n++] = &counters[i].attr.attr;
+	for (i = 0; i < ARRAY_SIZE(refusals); i++)
+		refusal_attrs[i] = &refusals[i].attr.attr;
+}
 
 /**
  * ext4dec_sysfs_init() - create /sys/kernel/ext4dec
@@ -113,10 +98,11 @@ int ext4dec_sysfs_init(void)
 {
 	int err;
 
+	fill_attrs();
 	ext4dec_kobj = kobject_create_and_add("ext4dec", kernel_kobj);
 	if (!ext4dec_kobj)
 		return -ENOMEM;
-	err = sysfs_create_group(ext4dec_kobj, &ext4dec_group);
+	err = sysfs_create_group(ext4dec_kobj, &main_group);
 	if (err)
 		goto out_put;
 	refusals_kobj = kobject_create_and_add("refusals", ext4dec_kobj);

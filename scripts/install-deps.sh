@@ -5,7 +5,8 @@
 # tests need, only those that are missing.
 #
 # Usage: scripts/install-deps.sh host
-#   host: compiler, zlib, libdeflate, clang + libFuzzer runtime, python3
+#   host: compiler, zlib, libdeflate, clang + libFuzzer runtime, python3,
+#         sparse (kernel lint), e2fsprogs
 #
 # Runs apt-get as root directly or through sudo.  Does nothing (and needs
 # no privileges) when everything is already installed.
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev clang
-	   libclang-rt-dev python3 coreutils)
+	   libclang-rt-dev python3 coreutils sparse e2fsprogs)
 
 as_root() {
 	if [[ $EUID -eq 0 ]]; then

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/run-host.sh - run the host test suites (built by `make check`):
-#   unit  build/san/test_szip      the szip library and encoder
-#   cli   tests/cli/test_cli.sh    the szip command line, with build/san/szip
-#   fuzz  build/fuzz/fuzz_decode   libFuzzer on the decoder, bounded time
+# tests/run-tests.sh - run every test suite (built by `make check`):
+#   unit  build/san/test_szip       the szip library and encoder (ASan/UBSan)
+#   cli   tests/cli/test_cli.sh     the szip command line, with build/san/szip
+#   fuzz  tests/fuzz/run-fuzz.sh    libFuzzer on the decoder, bounded time
+#   lint  scripts/kernel-lint.sh    checkpatch, kernel-doc, W=1 + sparse
+#   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
 # and print a closing "N passed, N failed" line over all of them.
 #
 # Options: --fuzz-seconds=N (default 60), --vectors=DIR (default
 # ../shared/vectors/szip next to the project; tests that need it skip
-# visibly when it is absent).
+# visibly when it is absent), --kernels="6.1 6.12", --host-only.
 
 set -u
 
@@ -18,11 +20,15 @@ cd "$top" || exit 1
 
 fuzz_seconds=60
 vectors=$top/../shared/vectors/szip
+kernels="6.1 6.12"
+host_only=0
 for arg in "$@"; do
 	case $arg in
 	--fuzz-seconds=*) fuzz_seconds=${arg#*=} ;;
 	--vectors=*) vectors=${arg#*=} ;;
-	*) echo "usage: $0 [--fuzz-seconds=N] [--vectors=DIR]" >&2; exit 2 ;;
+	--kernels=*) kernels=${arg#*=} ;;
+	--host-only) host_only=1 ;;
+	*) echo "usage: $0 [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--host-only]" >&2; exit 2 ;;
 	esac
 done
 [[ -d $vectors ]] || echo "# NOTE: no conformance vectors at $vectors: vector tests skip"
@@ -64,7 +70,13 @@ run_suite unit build/san/test_szip "$vectors"
 run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors"
 run_suite fuzz tests/fuzz/run-fuzz.sh --seconds="$fuzz_seconds" \
 	--szip=tools/szip/szip --vectors="$vectors"
+if [[ $host_only -eq 0 ]]; then
+	# shellcheck disable=SC2086 # a list of kernel series
+	run_suite lint scripts/kernel-lint.sh $kernels
+	# shellcheck disable=SC2086
+	run_suite vm tests/vm/selftests.sh $kernels
+fi
 
-echo "# host: $pass passed, $fail failed, $skip skipped"
+echo "# all: $pass passed, $fail failed, $skip skipped"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

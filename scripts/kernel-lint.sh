@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/kernel-lint.sh - the kernel-code gates, as TAP:
+#   checkpatch.pl --strict on ext4dec/, szip/ and include/ (from Debian's
+#     linux-source package of the newest supported series, fetched into the
+#     cache; the LINUX_VERSION_CODE warning is tolerated in compat.h only,
+#     and the CamelCase check for the kernel's own zlib_inflateInit2 name);
+#   kernel-doc -none on every kernel source;
+#   a W=1 build with sparse (C=2) against each kernel's headers: no warning.
+#
+# Usage: scripts/kernel-lint.sh [SERIES...]   (default: 6.1 6.12)
+# Prints "# lint: P passed, F failed, S skipped" last; exit 1 on failure.
+
+set -u
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top" || exit 2
+series=("$@")
+[[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
+cache=${EXT4DEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ext4dec}
+n=0 pass=0 fail=0 skip=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - $*"; }
+skipped() { n=$((n + 1)) skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
+show() { sed 's/^/# /' "$1" | head -n 40; }
+
+kernel_files=(ext4dec/*.[ch] szip/*.[ch] include/*.h)
+
+# checkpatch.pl and kernel-doc from the newest linux-source-6.x package
+fetch_scripts() {
+	local dir=$cache/tools/linux-scripts pkg ver
+	if [[ -x $dir/scripts/checkpatch.pl ]]; then
+		echo "$dir"
+		return 0
+	fi
+	pkg=$(apt-cache pkgnames linux-source-6. 2>/dev/null | sort -V | tail -n 1)
+	[[ -n $pkg ]] || return 1
+	ver=${pkg#linux-source-}
+	mkdir -p "$work/deb" "$dir" || return 1
+	(cd "$work/deb" && apt-get download -q "$pkg" >/dev/null 2>&1) || return 1
+	dpkg-deb -x "$work/deb"/*.deb "$work/deb/x" || return 1
+	tar -xJf "$work/deb/x/usr/src/linux-source-$ver.tar.xz" -C "$work/deb" \
+		--wildcards "linux-source-$ver/scripts/checkpatch.pl" \
+		"linux-source-$ver/scripts/spelling.txt" \
+		"linux-source-$ver/scripts/const_structs.checkpatch" \
+		"linux-source-$ver/scripts/kernel-doc*" || return 1
+	cp -r "$work/deb/linux-source-$ver/scripts" "$dir/" || return 1
+	echo "$pkg" >"$dir/source"
+	echo "$dir"
+}
+
+echo "TAP version 13"
+if scripts=$(fetch_scripts); then
+	echo "# checkpatch from $(cat "$scripts/source" 2>/dev/null)"
+	others=()
+	for f in "${kernel_files[@]}"; do
+		[[ $f == ext4dec/compat.h || $f == szip/szip_private.h ]] || others+=("$f")
+	done
+	{
+		perl "$scripts/scripts/checkpatch.pl" --strict --no-tree --terse \
+			--show-types -f "${others[@]}"
+		perl "$scripts/scripts/checkpatch.pl" --strict --no-tree --terse \
+			--show-types --ignore LINUX_VERSION_CODE -f ext4dec/compat.h
+		perl "$scripts/scripts/checkpatch.pl" --strict --no-tree --terse \
+			--show-types --ignore CAMELCASE -f szip/szip_private.h
+	} 2>&1 | grep -E '(ERROR|WARNING|CHECK):' >"$work/cp"
+	if [[ -s $work/cp ]]; then
+		not_ok "checkpatch --strict"
+		show "$work/cp"
+	else
+		ok "checkpatch --strict (${#kernel_files[@]} files)"
+	fi
+	kdoc=$scripts/scripts/kernel-doc
+	[[ -e $kdoc ]] || kdoc=$scripts/scripts/kernel-doc.py
+	if perl -e1 2>/dev/null && "$kdoc" -none -Wall "${kernel_files[@]}" >"$work/kd" 2>&1 &&
+		! grep -q . "$work/kd"; then
+		ok "kernel-doc -none -Wall"
+	else
+		not_ok "kernel-doc -none -Wall"
+		show "$work/kd"
+	fi
+else
+	skipped "checkpatch --strict" "cannot fetch a linux-source package"
+	skipped "kernel-doc" "cannot fetch a linux-source package"
+fi
+
+# W=1 + sparse against each kernel's headers, in a copy of the sources
+mkdir -p "$work/src"
+cp -r Kbuild include szip ext4dec "$work/src/"
+for s in "${series[@]}"; do
+	kdir=$(tests/vm/run-vm.sh -k "$s" --print-kdir 2>"$work/kdir.err")
+	if [[ -z $kdir ]]; then
+		not_ok "W=1 + sparse build for $s: no headers"
+		show "$work/kdir.err"
+		continue
+	fi
+	if ! command -v sparse >/dev/null; then
+		skipped "W=1 + sparse build for $s" "sparse not installed"
+		continue
+	fi
+	if make -C "$kdir" M="$work/src" C=2 W=1 modules >"$work/build" 2>&1 &&
+		! grep -E 'warning:|error:' "$work/build" >"$work/warn"; then
+		ok "W=1 + sparse build for $(basename "$kdir"): no warnings"
+	else
+		not_ok "W=1 + sparse build for $(basename "$kdir")"
+		if [[ -s $work/warn ]]; then show "$work/warn"; else show "$work/build"; fi
+	fi
+	make -C "$kdir" M="$work/src" clean >/dev/null 2>&1
+done
+
+echo "1..$n"
+echo "# lint: $pass passed, $fail failed, $skip skipped"
+[[ $fail -eq 0 ]]

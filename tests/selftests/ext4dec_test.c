@@ -1,0 +1,1299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ext4dec selftests: run as root inside the test VM, on an ext4 file system,
+ * with ext4dec loaded and the szip tool in PATH.
+ *
+ * Usage: ext4dec_test DIR [TEST...]
+ *
+ * DIR is an empty directory on ext4.  Each test is one behaviour of the
+ * module and prints one TAP line; "# " lines are diagnostics.  Exit status
+ * 0 if nothing failed, 1 otherwise (kselftest convention).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/fscrypt.h>
+#include <linux/fsverity.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MiB		(1024 * 1024)
+
+enum result { PASS, FAIL, SKIP };
+
+static const char *dir;
+static char skip_reason[256];
+
+static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			diag("%s:%d: %s", __func__, __LINE__, #cond);	\
+			diag(__VA_ARGS__);				\
+			return FAIL;					\
+		}							\
+	} while (0)
+
+static enum result skip(const char *why)
+{
+	snprintf(skip_reason, sizeof(skip_reason), "%s", why);
+	return SKIP;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static char *path(const char *name)
+{
+	static char bufs[8][512];
+	static int n;
+	char *p = bufs[n++ % 8];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", dir, name);
+	return p;
+}
+
+static int run(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Deterministic, compressible data that looks a bit like code. */
+static void gen_data(unsigned char *p, size_t n, uint64_t seed)
+{
+	static const char *const words[] = {
+		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
+		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
+	};
+	size_t i = 0;
+
+	rng_state = seed | 1;
+	while (i < n) {
+		uint64_t r = rng();
+
+		if (r % 5 == 0) {
+			p[i++] = (unsigned char)(r >> 8);
+			if (i < n && r % 3 == 0)
+				p[i++] = 0xE8;
+			continue;
+		}
+		const char *w = words[(r >> 16) % 16];
+
+		for (size_t k = 0; w[k] && i < n; k++)
+			p[i++] = w[k];
+	}
+}
+
+static int write_file(const char *name, const void *buf, size_t n)
+{
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, buf, n);
+	if (close(fd) || w != (ssize_t)n)
+		return -1;
+	return 0;
+}
+
+static unsigned char *read_all(const char *name, size_t *n)
+{
+	struct stat st;
+	unsigned char *buf;
+	size_t done = 0;
+	int fd = open(name, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	buf = malloc(st.st_size + 1);
+	while (buf) {
+		ssize_t r = read(fd, buf + done, st.st_size + 1 - done);
+
+		if (r <= 0) {
+			if (r < 0) {
+				free(buf);
+				buf = NULL;
+			}
+			break;
+		}
+		done += r;
+	}
+	close(fd);
+	*n = done;
+	return buf;
+}
+
+static int change_flags(const char *name, int add, int remove)
+{
+	int fd = open(name, O_RDONLY | O_NONBLOCK);
+	int flags, ret = 0;
+
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
+		ret = errno;
+	} else {
+		flags = (flags | add) & ~remove;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
+			ret = errno;
+	}
+	close(fd);
+	return ret;
+}
+
+static long long counter(const char *name)
+{
+	char p[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/sys/kernel/ext4dec/%s", name);
+	f = fopen(p, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	sync();
+	if (fd >= 0) {
+		if (write(fd, "3\n", 2) != 2)
+			diag("drop_caches: %s", strerror(errno));
+		close(fd);
+	}
+}
+
+static off_t file_size(const char *name)
+{
+	struct stat st;
+
+	return stat(name, &st) ? -1 : st.st_size;
+}
+
+/*
+ * A compressed copy of ORIG named NAME, made with szip OPTS and
+ * activated with +c.  Returns 0, or an errno from the ioctl.
+ */
+static int make_compressed(const char *orig, const char *name,
+			   const char *opts)
+{
+	if (run("szip -qc %s '%s' > '%s'", opts, orig, name))
+		return EIO;
+	return change_flags(name, FS_COMPR_FL, 0);
+}
+
+/* Compare NAME's contents through read() with ORIG's. */
+static bool same_contents(const char *orig, const char *name)
+{
+	size_t a_len, b_len;
+	unsigned char *a = read_all(orig, &a_len), *b = read_all(name, &b_len);
+	bool same = a && b && a_len == b_len && !memcmp(a, b, a_len);
+
+	if (!same && a && b) {
+		size_t i = 0;
+
+		while (i < a_len && i < b_len && a[i] == b[i])
+			i++;
+		diag("%s differs from %s: sizes %zu/%zu, first difference at %zu",
+		     name, orig, b_len, a_len, i);
+	}
+	free(a);
+	free(b);
+	return same;
+}
+
+/* Compare two files 64 KiB at a time (for files larger than memory). */
+static bool same_stream(const char *a_name, const char *b_name)
+{
+	static unsigned char a[65536], b[65536];
+	int fa = open(a_name, O_RDONLY), fb = open(b_name, O_RDONLY);
+	bool same = fa >= 0 && fb >= 0;
+
+	while (same) {
+		ssize_t ra = read(fa, a, sizeof(a)), rb = read(fb, b, sizeof(b));
+
+		same = ra == rb && ra >= 0 && !memcmp(a, b, ra > 0 ? ra : 0);
+		if (ra <= 0)
+			break;
+	}
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return same;
+}
+
+/* ------------------------------------------------------------ fixtures */
+
+static const struct variant {
+	const char *name;
+	const char *opts;
+} variants[] = {
+	{ "c4k", "--chunk-size=4096" },
+	{ "c8k", "--chunk-size=8192" },
+	{ "c16k", "" },
+	{ "c32k", "--chunk-size=32768" },
+	{ "dict", "--dict=16384" },
+	{ "x86", "--filter=x86 --chunk-size=8192" },
+	{ "legacy", "" },	/* faulty.lib defaults: 16K, no filter */
+};
+
+#define NR_VARIANTS	(sizeof(variants) / sizeof(variants[0]))
+#define DATA_SIZE	(3 * MiB + 12345)
+
+static int setup(void)
+{
+	unsigned char *data = malloc(DATA_SIZE);
+	char name[64];
+	size_t i;
+
+	if (!data)
+		return -1;
+	gen_data(data, DATA_SIZE, 1);
+	if (write_file(path("orig"), data, DATA_SIZE))
+		return -1;
+	free(data);
+	for (i = 0; i < NR_VARIANTS; i++) {
+		int err;
+
+		snprintf(name, sizeof(name), "%s", variants[i].name);
+		err = make_compressed(path("orig"), path(name), variants[i].opts);
+		if (err) {
+			diag("setup: %s: %s", name, strerror(err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- tests */
+
+static enum result t_sysfs(void)
+{
+	CHECK(counter("active_inodes") >= (long long)NR_VARIANTS,
+	      "active_inodes %lld", counter("active_inodes"));
+	CHECK(counter("chunks_inflated") >= 0 && counter("read_errors") == 0,
+	      "counters missing or read errors");
+	CHECK(counter("refusals/not_szip") >= 0, "no refusals/not_szip");
+	return PASS;
+}
+
+static enum result t_activate_stat(void)
+{
+	struct stat raw, act;
+	int err;
+
+	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("st")), "szip");
+	CHECK(!stat(path("st"), &raw), "stat");
+	err = change_flags(path("st"), FS_COMPR_FL, 0);
+	CHECK(!err, "chattr +c: %s", strerror(err));
+	CHECK(!stat(path("st"), &act), "stat");
+	CHECK(act.st_size == DATA_SIZE, "st_size %lld, expected %d",
+	      (long long)act.st_size, DATA_SIZE);
+	CHECK(act.st_blocks == raw.st_blocks,
+	      "st_blocks %lld, raw file had %lld", (long long)act.st_blocks,
+	      (long long)raw.st_blocks);
+	CHECK(raw.st_size < DATA_SIZE / 2, "raw size %lld",
+	      (long long)raw.st_size);
+	return PASS;
+}
+
+static enum result t_lsattr(void)
+{
+	CHECK(!run("lsattr '%s' | grep -q '^[^ ]*c[^ ]* '", path("c16k")),
+	      "lsattr does not show c");
+	return PASS;
+}
+
+static enum result t_read_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < NR_VARIANTS; i++)
+		CHECK(same_contents(path("orig"), path(variants[i].name)),
+		      "variant %s", variants[i].name);
+	return PASS;
+}
+
+static enum result t_pread_random(void)
+{
+	size_t orig_len, i, k;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	unsigned char *buf = malloc(256 * 1024);
+
+	CHECK(orig && buf, "setup");
+	rng_state = 99;
+	for (i = 0; i < NR_VARIANTS; i++) {
+		int fd = open(path(variants[i].name), O_RDONLY);
+
+		CHECK(fd >= 0, "open %s", variants[i].name);
+		for (k = 0; k < 400; k++) {
+			size_t off = rng() % (orig_len + 100);
+			size_t len = rng() % (k % 10 ? 9000 : 256 * 1024);
+			ssize_t r = pread(fd, buf, len, off);
+			size_t want = off >= orig_len ? 0 :
+				      (len < orig_len - off ? len : orig_len - off);
+
+			CHECK(r == (ssize_t)want && !memcmp(buf, orig + off, want),
+			      "%s: pread(%zu, %zu) = %zd", variants[i].name,
+			      len, off, r);
+		}
+		close(fd);
+	}
+	free(buf);
+	free(orig);
+	return PASS;
+}
+
+static enum result t_readv(void)
+{
+	size_t orig_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	static unsigned char a[1000], b[70000], c[4096];
+	struct iovec iov[3] = { { a, sizeof(a) }, { b, sizeof(b) },
+				{ c, sizeof(c) } };
+	int fd = open(path("c4k"), O_RDONLY);
+	off_t off = 123457;
+	ssize_t r;
+
+	CHECK(orig && fd >= 0, "setup");
+	r = preadv(fd, iov, 3, off);
+	CHECK(r == (ssize_t)(sizeof(a) + sizeof(b) + sizeof(c)), "preadv %zd", r);
+	CHECK(!memcmp(a, orig + off, sizeof(a)) &&
+	      !memcmp(b, orig + off + sizeof(a), sizeof(b)) &&
+	      !memcmp(c, orig + off + sizeof(a) + sizeof(b), sizeof(c)),
+	      "data");
+	close(fd);
+	free(orig);
+	return PASS;
+}
+
+static enum result mmap_compare(int flags)
+{
+	size_t orig_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	int fd = open(path("c32k"), O_RDONLY);
+	unsigned char *m;
+
+	CHECK(orig && fd >= 0, "setup");
+	m = mmap(NULL, orig_len, PROT_READ | (flags == MAP_PRIVATE ? PROT_WRITE : 0),
+		 flags, fd, 0);
+	CHECK(m != MAP_FAILED, "mmap: %s", strerror(errno));
+	close(fd);
+	/* touch pages backwards, as a loader might */
+	for (size_t p = orig_len & ~4095UL; p + 4096 > 4096; p -= 4096)
+		CHECK(!memcmp(m + p, orig + p, p + 4096 <= orig_len ? 4096 : orig_len - p),
+		      "page at %zu", p);
+	if (flags == MAP_PRIVATE)
+		memset(m, 0xAB, 8192);	/* copy-on-write, file unchanged */
+	munmap(m, orig_len);
+	free(orig);
+	CHECK(same_contents(path("orig"), path("c32k")), "after mapping");
+	return PASS;
+}
+
+static enum result t_mmap_shared(void)
+{
+	return mmap_compare(MAP_SHARED);
+}
+
+static enum result t_mmap_private(void)
+{
+	return mmap_compare(MAP_PRIVATE);
+}
+
+static enum result t_mmap_shared_write_refused(void)
+{
+	int fd = open(path("c16k"), O_RDONLY);
+	void *m;
+
+	CHECK(fd >= 0, "open");
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(m == MAP_FAILED, "writable shared mapping allowed");
+	close(fd);
+	return PASS;
+}
+
+static enum result t_write_refused(void)
+{
+	int fd;
+
+	fd = open(path("c16k"), O_WRONLY);
+	CHECK(fd < 0 && errno == ETXTBSY, "O_WRONLY: fd %d errno %d", fd, errno);
+	fd = open(path("c16k"), O_RDWR);
+	CHECK(fd < 0 && errno == ETXTBSY, "O_RDWR: fd %d errno %d", fd, errno);
+	fd = open(path("c16k"), O_RDONLY | O_TRUNC);
+	CHECK(fd < 0 && errno == ETXTBSY, "O_TRUNC: fd %d errno %d", fd, errno);
+	CHECK(truncate(path("c16k"), 10) && errno == ETXTBSY,
+	      "truncate: errno %d", errno);
+	CHECK(same_contents(path("orig"), path("c16k")), "file changed");
+	return PASS;
+}
+
+static enum result t_odirect(void)
+{
+	size_t orig_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	unsigned char *buf;
+	int fd = open(path("c8k"), O_RDONLY | O_DIRECT);
+	ssize_t r;
+
+	CHECK(orig && fd >= 0, "open O_DIRECT: %s", strerror(errno));
+	CHECK(!posix_memalign((void **)&buf, 4096, 65536), "memalign");
+	r = pread(fd, buf, 65536, 8192 * 5);
+	CHECK(r == 65536 && !memcmp(buf, orig + 8192 * 5, 65536), "pread %zd", r);
+	close(fd);
+	free(buf);
+	free(orig);
+	return PASS;
+}
+
+static enum result t_seek(void)
+{
+	int fd = open(path("c16k"), O_RDONLY);
+	off_t end, data, hole;
+
+	CHECK(fd >= 0, "open");
+	end = lseek(fd, 0, SEEK_END);
+	data = lseek(fd, 100, SEEK_DATA);
+	hole = lseek(fd, 100, SEEK_HOLE);
+	close(fd);
+	CHECK(end == DATA_SIZE, "SEEK_END %lld", (long long)end);
+	CHECK(data == 100, "SEEK_DATA %lld", (long long)data);
+	CHECK(hole == DATA_SIZE, "SEEK_HOLE %lld", (long long)hole);
+	return PASS;
+}
+
+static enum result t_sendfile_splice(void)
+{
+	int in = open(path("c4k"), O_RDONLY);
+	int out = open(path("sendfile.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	off_t off = 0;
+	ssize_t n, total = 0;
+
+	CHECK(in >= 0 && out >= 0, "open");
+	while ((n = sendfile(out, in, &off, 1 << 20)) > 0)
+		total += n;
+	close(in);
+	close(out);
+	CHECK(total == DATA_SIZE, "sendfile copied %zd", total);
+	CHECK(same_contents(path("orig"), path("sendfile.out")), "sendfile");
+	CHECK(!run("cat '%s' | cmp -s - '%s'", path("c8k"), path("orig")),
+	      "through a pipe");
+	unlink(path("sendfile.out"));
+	return PASS;
+}
+
+static enum result t_refused_ops(void)
+{
+	int fd = open(path("c16k"), O_RDONLY);
+	int block = 0;
+	struct {
+		__u32 donor_fd, reserved;
+		__u64 orig_start, donor_start, len, moved_len;
+	} move = { 0 };
+
+	CHECK(fd >= 0, "open");
+	CHECK(fallocate(fd, 0, 0, 4096) < 0, "fallocate allowed");
+	CHECK(ioctl(fd, FIBMAP, &block) < 0, "FIBMAP allowed");
+	move.donor_fd = fd;
+	errno = 0;
+	CHECK(ioctl(fd, _IOWR('f', 15, move), &move) < 0 && errno == EOPNOTSUPP,
+	      "EXT4_IOC_MOVE_EXT: %s", strerror(errno));
+	errno = 0;
+	CHECK(ioctl(fd, FS_IOC_ENABLE_VERITY, NULL) < 0 && errno == EOPNOTSUPP,
+	      "FS_IOC_ENABLE_VERITY: %s", strerror(errno));
+	close(fd);
+	CHECK(change_flags(path("c16k"), FS_JOURNAL_DATA_FL, 0) == EBUSY,
+	      "+j on an active inode");
+	CHECK(swapon(path("c16k"), 0) < 0, "swapon worked");
+	CHECK(same_contents(path("orig"), path("c16k")), "file changed");
+	return PASS;
+}
+
+static enum result t_exec_binary(void)
+{
+	int err;
+
+	/* busybox picks its applet from argv[0]: keep the name */
+	mkdir(path("exe"), 0755);
+	err = make_compressed("/bin/busybox", path("exe/busybox"), "--filter=x86");
+	CHECK(!err, "+c: %s", strerror(err));
+	CHECK(!run("chmod +x '%s'", path("exe/busybox")), "chmod");
+	CHECK(file_size(path("exe/busybox")) == file_size("/bin/busybox"),
+	      "size");
+	CHECK(!run("'%s' echo exec-ok | grep -q exec-ok", path("exe/busybox")),
+	      "running a compressed executable failed");
+	return PASS;
+}
+
+static enum result t_shared_library(void)
+{
+	static const char *const libs[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/lib/x86_64-linux-gnu/libc.so.6",
+	};
+	const char *lib = NULL;
+	size_t i;
+	int err;
+
+	for (i = 0; i < 2 && !lib; i++)
+		if (!access(libs[i], R_OK))
+			lib = libs[i];
+	if (!lib)
+		return skip("no libc.so.6 in the guest");
+	mkdir(path("lib"), 0755);
+	err = make_compressed(lib, path("lib/libc.so.6"), "--filter=x86");
+	CHECK(!err, "+c: %s", strerror(err));
+	/* the program runs with the compressed libc, and says it does */
+	CHECK(!run("LD_LIBRARY_PATH='%s' /bin/busybox cat /proc/self/maps | grep -q '%s'",
+		   path("lib"), path("lib/libc.so.6")),
+	      "compressed libc.so.6 not used by ld.so");
+	CHECK(!run("LD_LIBRARY_PATH='%s' /bin/busybox sha256sum '%s' > /dev/null",
+		   path("lib"), path("orig")), "program failed");
+	return PASS;
+}
+
+static enum result t_drop_caches(void)
+{
+	drop_caches();
+	CHECK(same_contents(path("orig"), path("dict")), "after drop_caches");
+	drop_caches();
+	CHECK(same_contents(path("orig"), path("x86")), "after drop_caches");
+	return PASS;
+}
+
+static enum result t_cold_read_counts(void)
+{
+	long long before, after;
+	size_t len;
+	unsigned char *buf;
+	long long chunks = (DATA_SIZE + 16383) / 16384;
+
+	drop_caches();
+	before = counter("chunks_inflated");
+	buf = read_all(path("c16k"), &len);
+	after = counter("chunks_inflated");
+	free(buf);
+	CHECK(buf && len == DATA_SIZE, "read");
+	CHECK(after - before == chunks,
+	      "cold sequential read inflated %lld chunks, file has %lld",
+	      after - before, chunks);
+	/* warm: nothing more */
+	buf = read_all(path("c16k"), &len);
+	free(buf);
+	CHECK(counter("chunks_inflated") == after, "warm read inflated chunks");
+	return PASS;
+}
+
+static enum result t_random_read_counts(void)
+{
+	int fd = open(path("c32k"), O_RDONLY);
+	long long before;
+	char c;
+
+	drop_caches();
+	before = counter("chunks_inflated");
+	CHECK(fd >= 0, "open");
+	/* no readahead: random access advice */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	CHECK(pread(fd, &c, 1, 5 * 32768 + 100) == 1, "pread");
+	CHECK(pread(fd, &c, 1, 5 * 32768 + 30000) == 1, "pread");
+	CHECK(pread(fd, &c, 1, 40 * 32768) == 1, "pread");
+	close(fd);
+	CHECK(counter("chunks_inflated") - before == 2,
+	      "3 reads in 2 chunks inflated %lld chunks",
+	      counter("chunks_inflated") - before);
+	return PASS;
+}
+
+static enum result t_memcg(void)
+{
+	const char *cg = "/sys/fs/cgroup/ext4dec-test";
+	size_t n = 48 * MiB, i;
+	unsigned char *data = malloc(n);
+	pid_t pid;
+	int st, err;
+
+	if (access("/sys/fs/cgroup/cgroup.controllers", R_OK) &&
+	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return skip("no cgroup2");
+	if (run("grep -q memory /sys/fs/cgroup/cgroup.controllers"))
+		return skip("no memory controller");
+	CHECK(data, "malloc");
+	for (i = 0; i < n; i += 4096)
+		gen_data(data + i, 4096, i / 4096 % 64 + 7);
+	CHECK(!write_file(path("big.orig"), data, n), "write");
+	free(data);
+	err = make_compressed(path("big.orig"), path("big"), "-1");
+	CHECK(!err, "+c: %s", strerror(err));
+	drop_caches();
+	run("echo +memory > /sys/fs/cgroup/cgroup.subtree_control");
+	mkdir(cg, 0755);
+	CHECK(!run("echo 16M > %s/memory.max", cg), "memory.max");
+	pid = fork();
+	if (!pid) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "echo %d > %s/cgroup.procs", getpid(), cg);
+		_exit(run("%s", p) || !same_stream(path("big.orig"), path("big")));
+	}
+	CHECK(waitpid(pid, &st, 0) == pid, "wait");
+	rmdir(cg);
+	CHECK(WIFEXITED(st) && !WEXITSTATUS(st),
+	      "48 MiB file read in a 16 MiB cgroup differs");
+	unlink(path("big"));
+	unlink(path("big.orig"));
+	return PASS;
+}
+
+/*
+ * Readers of freshly evicted inodes, started together: the first opens
+ * race with the activation, and each reader checks every byte it reads.
+ */
+static enum result t_concurrent(void)
+{
+	size_t orig_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	int i, st, bad = 0, round;
+
+	CHECK(orig, "read orig");
+	for (round = 0; round < 3; round++) {
+		drop_caches();
+		for (i = 0; i < 8; i++) {
+			if (fork())
+				continue;
+			/* child: random reads of one of three files, checked */
+			static unsigned char buf[20000];
+			const char *name = variants[i % 3].name;
+			int fd = open(path(name), O_RDONLY), k;
+
+			rng_state = 1000 + i + 100 * round;
+			for (k = 0; fd >= 0 && k < 200; k++) {
+				size_t off = k ? rng() % orig_len : 0;
+				size_t len = rng() % sizeof(buf);
+				ssize_t r = pread(fd, buf, len, off);
+				size_t want = len < orig_len - off ? len : orig_len - off;
+
+				if (r != (ssize_t)want || memcmp(buf, orig + off, want)) {
+					size_t d = 0;
+
+					while (r > 0 && d < (size_t)r && buf[d] == orig[off + d])
+						d++;
+					diag("child %d: %s: pread(%zu at %zu) = %zd, first difference at +%zu",
+					     i, name, len, off, r, d);
+					_exit(1);
+				}
+			}
+			_exit(fd < 0);
+		}
+		for (i = 0; i < 8; i++) {
+			wait(&st);
+			bad += !WIFEXITED(st) || WEXITSTATUS(st);
+		}
+	}
+	free(orig);
+	CHECK(!bad, "%d of 24 concurrent readers saw wrong data", bad);
+	return PASS;
+}
+
+static enum result t_unlink_while_mapped(void)
+{
+	size_t orig_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len), *m;
+	int fd, err;
+
+	CHECK(orig, "read");
+	err = make_compressed(path("orig"), path("unl"), "");
+	CHECK(!err, "+c: %s", strerror(err));
+	fd = open(path("unl"), O_RDONLY);
+	CHECK(fd >= 0, "open");
+	m = mmap(NULL, orig_len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED, "mmap");
+	CHECK(!unlink(path("unl")), "unlink");
+	drop_caches();
+	CHECK(!memcmp(m, orig, orig_len), "mapping of the unlinked file");
+	CHECK(counter("active_inodes") >= 1, "mapped inode not active");
+	munmap(m, orig_len);
+	free(orig);
+	/* nothing is open now: eviction leaves no inode active */
+	drop_caches();
+	CHECK(counter("active_inodes") == 0, "active_inodes %lld after eviction",
+	      counter("active_inodes"));
+	return PASS;
+}
+
+static enum result t_chattr_cycles(void)
+{
+	int i, err;
+
+	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("cyc.sz")), "szip");
+	CHECK(!run("cp '%s' '%s'", path("cyc.sz"), path("cyc")), "cp");
+	for (i = 0; i < 4; i++) {
+		err = change_flags(path("cyc"), FS_COMPR_FL, 0);
+		CHECK(!err, "+c: %s", strerror(err));
+		CHECK(file_size(path("cyc")) == DATA_SIZE, "size after +c");
+		CHECK(same_contents(path("orig"), path("cyc")), "after +c");
+		/* the real chattr for -c */
+		CHECK(!run("chattr -c '%s'", path("cyc")), "chattr -c");
+		CHECK(same_contents(path("cyc.sz"), path("cyc")), "raw after -c");
+	}
+	return PASS;
+}
+
+static enum result t_minus_c_busy(void)
+{
+	int pipefd[2], fd, err;
+	pid_t pid;
+	char c;
+	void *m;
+
+	CHECK(!pipe(pipefd), "pipe");
+	pid = fork();
+	if (!pid) {
+		int f = open(path("c8k"), O_RDONLY);
+
+		close(pipefd[0]);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(f < 0);
+	}
+	close(pipefd[1]);
+	CHECK(read(pipefd[0], &c, 1) == 1, "child");
+	err = change_flags(path("c8k"), 0, FS_COMPR_FL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pipefd[0]);
+	CHECK(err == EBUSY, "-c while open elsewhere: %s", strerror(err));
+
+	fd = open(path("c8k"), O_RDONLY);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED, "mmap");
+	err = change_flags(path("c8k"), 0, FS_COMPR_FL);
+	munmap(m, 4096);
+	CHECK(err == EBUSY, "-c while mapped: %s", strerror(err));
+	CHECK(same_contents(path("orig"), path("c8k")), "still active");
+	return PASS;
+}
+
+static enum result t_plus_c_refusals(void)
+{
+	int fd, err;
+	pid_t pid;
+	int pipefd[2];
+	char c;
+
+	/* writers */
+	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("w")), "szip");
+	CHECK(!pipe(pipefd), "pipe");
+	pid = fork();
+	if (!pid) {
+		int f = open(path("w"), O_WRONLY | O_APPEND);
+
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(f < 0);
+	}
+	close(pipefd[1]);
+	CHECK(read(pipefd[0], &c, 1) == 1, "child");
+	err = change_flags(path("w"), FS_COMPR_FL, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pipefd[0]);
+	CHECK(err == ETXTBSY, "+c with a writer: %s", strerror(err));
+
+	/* mapped */
+	fd = open(path("w"), O_RDONLY);
+	void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+
+	close(fd);
+	CHECK(m != MAP_FAILED, "mmap");
+	err = change_flags(path("w"), FS_COMPR_FL, 0);
+	munmap(m, 4096);
+	CHECK(err == EBUSY, "+c while mapped: %s", strerror(err));
+
+	/* not szip */
+	CHECK(!write_file(path("plain"), "hello world\n", 12), "write");
+	err = change_flags(path("plain"), FS_COMPR_FL, 0);
+	CHECK(err == EINVAL, "+c on a text file: %s", strerror(err));
+	CHECK(!run("dmesg | tail -n 20 | grep -q 'plain: not activated: not a valid szip file'"),
+	      "no dmesg line naming the file and the reason");
+	return PASS;
+}
+
+/*
+ * Write szip file NAME (4 KiB chunks, no dictionary: the offset table is at
+ * byte 20) with @size bytes at @at set to @val (little-endian), then cut
+ * to @trunc bytes if @trunc >= 0.
+ */
+static int make_broken(const char *name, long at, int size, uint32_t val,
+		       long trunc)
+{
+	size_t n;
+	unsigned char *b;
+	int ret, i;
+
+	if (access(path("bad.base"), R_OK) &&
+	    run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
+		path("bad.base")))
+		return -1;
+	b = read_all(path("bad.base"), &n);
+	if (!b)
+		return -1;
+	for (i = 0; i < size; i++)
+		b[at + i] = (unsigned char)(val >> (8 * i));
+	if (trunc >= 0)
+		n = trunc;
+	ret = write_file(name, b, n);
+	free(b);
+	return ret;
+}
+
+static enum result t_malformed_refused(void)
+{
+	static const struct {
+		const char *what;
+		long at;
+		int size;
+		uint32_t val;
+		long trunc;
+	} cases[] = {
+		{ "bad magic", 0, 1, 'X', -1 },
+		{ "chunk size 5000", 8, 2, 5000, -1 },
+		{ "chunk size 36864", 8, 2, 36864, -1 },
+		{ "zero chunks", 12, 4, 0, -1 },
+		{ "last chunk size 0", 16, 2, 0, -1 },
+		{ "last chunk size > chunk size", 16, 2, 4097, -1 },
+		{ "windowBits 16", 18, 1, 16, -1 },
+		{ "unknown filter", 19, 1, 9, -1 },
+		{ "file shorter than totalSize", 0, 0, 0, 5000 },
+		{ "truncated header", 0, 0, 0, 10 },
+		{ "offset table past EOF", 12, 4, 0x40000000, -1 },
+		{ "offset into the header", 20 + 4 * 3, 4, 21, -1 },
+		{ "offsets out of order", 20 + 4 * 3, 4, 0x7FFFFFFF, -1 },
+	};
+	long long refused = counter("refusals/not_szip");
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[32];
+		int err;
+
+		snprintf(name, sizeof(name), "bad%zu", i);
+		CHECK(!make_broken(path(name), cases[i].at, cases[i].size,
+				   cases[i].val, cases[i].trunc),
+		      "make %s", cases[i].what);
+		err = change_flags(path(name), FS_COMPR_FL, 0);
+		CHECK(err == EINVAL, "%s: +c gave %s", cases[i].what,
+		      strerror(err));
+		CHECK(file_size(path(name)) < DATA_SIZE, "%s: size changed",
+		      cases[i].what);
+		CHECK(!run("lsattr '%s' | grep -q '^[^c ]* '", path(name)),
+		      "%s: +c was set", cases[i].what);
+	}
+	CHECK(counter("refusals/not_szip") - refused == (long long)i,
+	      "refusals/not_szip moved by %lld",
+	      counter("refusals/not_szip") - refused);
+	return PASS;
+}
+
+static enum result t_corrupt_chunk_eio(void)
+{
+	size_t n, orig_len;
+	unsigned char *b, *orig = read_all(path("orig"), &orig_len);
+	unsigned char buf[4096];
+	long long errors = counter("read_errors");
+	unsigned int off1, off2;
+	int fd, err;
+
+	CHECK(orig, "read");
+	CHECK(!run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
+		   path("corrupt")), "szip");
+	b = read_all(path("corrupt"), &n);
+	CHECK(b, "read");
+	/* garble the middle of chunk 5's compressed data */
+	memcpy(&off1, b + 20 + 4 * 5, 4);
+	memcpy(&off2, b + 20 + 4 * 6, 4);
+	memset(b + (off1 + off2) / 2, 0x55, 8);
+	CHECK(!write_file(path("corrupt"), b, n), "write");
+	free(b);
+	err = change_flags(path("corrupt"), FS_COMPR_FL, 0);
+	CHECK(!err, "+c: %s", strerror(err));
+	drop_caches();
+	fd = open(path("corrupt"), O_RDONLY);
+	CHECK(fd >= 0, "open");
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	CHECK(pread(fd, buf, 4096, 5 * 4096) < 0 && errno == EIO,
+	      "bad chunk read without EIO");
+	CHECK(pread(fd, buf, 4096, 4 * 4096) == 4096 &&
+	      !memcmp(buf, orig + 4 * 4096, 4096), "chunk before");
+	CHECK(pread(fd, buf, 4096, 6 * 4096) == 4096 &&
+	      !memcmp(buf, orig + 6 * 4096, 4096), "chunk after");
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	CHECK(pread(fd, buf, 4096, 5 * 4096) < 0 && errno == EIO,
+	      "bad chunk read without EIO, second time");
+	close(fd);
+	free(orig);
+	CHECK(counter("read_errors") > errors, "read_errors did not move");
+	CHECK(!run("dmesg | grep -q 'chunk 5: '"),
+	      "no dmesg line with the chunk number");
+	return PASS;
+}
+
+/* A wrong (but in-range) last chunk size: only the last chunk fails. */
+static enum result t_wrong_last_chunk_size(void)
+{
+	size_t n, orig_len;
+	unsigned char *b, *orig = read_all(path("orig"), &orig_len);
+	unsigned char buf[4096];
+	uint16_t last;
+	off_t size;
+	int fd, err;
+
+	CHECK(orig, "read");
+	CHECK(!run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
+		   path("lastcs")), "szip");
+	b = read_all(path("lastcs"), &n);
+	CHECK(b, "read");
+	memcpy(&last, b + 16, 2);
+	last = last > 100 ? 100 : last + 1;
+	memcpy(b + 16, &last, 2);
+	CHECK(!write_file(path("lastcs"), b, n), "write");
+	free(b);
+	err = change_flags(path("lastcs"), FS_COMPR_FL, 0);
+	CHECK(!err, "+c: %s", strerror(err));
+	size = file_size(path("lastcs"));
+	CHECK(size == (off_t)(orig_len / 4096 * 4096 + last), "size %lld",
+	      (long long)size);
+	fd = open(path("lastcs"), O_RDONLY);
+	CHECK(fd >= 0, "open");
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	CHECK(pread(fd, buf, 10, size - 10) < 0 && errno == EIO,
+	      "last chunk read without EIO");
+	CHECK(pread(fd, buf, 4096, size - last - 4096) == 4096 &&
+	      !memcmp(buf, orig + size - last - 4096, 4096), "chunk before last");
+	close(fd);
+	free(orig);
+	return PASS;
+}
+
+/* An ext4 image with inline data, verity and encryption, loop-mounted. */
+#define SPECIAL "/tmp/special"
+
+static bool special_fs(void)
+{
+	static int state;	/* 0 untried, 1 mounted, -1 failed */
+
+	if (!state)
+		state = run("modprobe loop && truncate -s 64M " SPECIAL ".img && "
+			    "mkfs.ext4 -q -F -O inline_data,verity,encrypt " SPECIAL ".img && "
+			    "mkdir -p " SPECIAL " && mount -o loop " SPECIAL ".img " SPECIAL) ? -1 : 1;
+	return state == 1;
+}
+
+/* +c on NAME must fail with EOPNOTSUPP and count under refusals/WHY. */
+static enum result expect_refusal(const char *name, const char *why)
+{
+	char counter_name[64];
+	long long before;
+	int err;
+
+	snprintf(counter_name, sizeof(counter_name), "refusals/%s", why);
+	before = counter(counter_name);
+	err = change_flags(name, FS_COMPR_FL, 0);
+	CHECK(err == EOPNOTSUPP, "+c on a %s file: %s", why, strerror(err));
+	CHECK(counter(counter_name) == before + 1, "%s did not move",
+	      counter_name);
+	return PASS;
+}
+
+static enum result t_refuse_inline(void)
+{
+	if (!special_fs())
+		return skip("cannot make a loop-mounted ext4 with inline_data");
+	CHECK(!run("printf 'small file, inline in its inode: 48 bytes..\\n' > /tmp/small && "
+		   "szip -qc /tmp/small > " SPECIAL "/inline"), "szip");
+	CHECK(!run("lsattr " SPECIAL "/inline | grep -q '^[^ ]*N'"),
+	      "the file is not inline");
+	return expect_refusal(SPECIAL "/inline", "inline_data");
+}
+
+static enum result t_refuse_verity(void)
+{
+	struct fsverity_enable_arg arg = {
+		.version = 1,
+		.hash_algorithm = FS_VERITY_HASH_ALG_SHA256,
+		.block_size = 4096,
+	};
+	int fd;
+
+	if (!special_fs())
+		return skip("cannot make a loop-mounted ext4 with verity");
+	CHECK(!run("szip -qc '%s' > " SPECIAL "/verity", path("orig")), "szip");
+	fd = open(SPECIAL "/verity", O_RDONLY);
+	CHECK(fd >= 0, "open");
+	if (ioctl(fd, FS_IOC_ENABLE_VERITY, &arg)) {
+		close(fd);
+		return skip("FS_IOC_ENABLE_VERITY failed");
+	}
+	close(fd);
+	return expect_refusal(SPECIAL "/verity", "verity");
+}
+
+static enum result t_refuse_encrypted(void)
+{
+	struct {
+		struct fscrypt_add_key_arg arg;
+		__u8 raw[64];
+	} key = { .arg.key_spec.type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER,
+		  .arg.raw_size = 64 };
+	struct fscrypt_policy_v2 policy = {
+		.version = FSCRYPT_POLICY_V2,
+		.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS,
+		.filenames_encryption_mode = FSCRYPT_MODE_AES_256_CTS,
+		.flags = FSCRYPT_POLICY_FLAGS_PAD_32,
+	};
+	int fd;
+
+	if (!special_fs())
+		return skip("cannot make a loop-mounted ext4 with encryption");
+	memset(key.raw, 0x5c, sizeof(key.raw));
+	mkdir(SPECIAL "/enc", 0755);
+	fd = open(SPECIAL, O_RDONLY);
+	CHECK(fd >= 0, "open");
+	if (ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, &key)) {
+		close(fd);
+		return skip("FS_IOC_ADD_ENCRYPTION_KEY failed");
+	}
+	close(fd);
+	memcpy(policy.master_key_identifier, key.arg.key_spec.u.identifier,
+	       FSCRYPT_KEY_IDENTIFIER_SIZE);
+	fd = open(SPECIAL "/enc", O_RDONLY);
+	CHECK(fd >= 0, "open");
+	if (ioctl(fd, FS_IOC_SET_ENCRYPTION_POLICY, &policy)) {
+		diag("FS_IOC_SET_ENCRYPTION_POLICY: %s", strerror(errno));
+		close(fd);
+		return skip("cannot set an encryption policy (crypto modules?)");
+	}
+	close(fd);
+	if (run("szip -qc '%s' > " SPECIAL "/enc/file", path("orig")))
+		return skip("cannot write into the encrypted directory");
+	return expect_refusal(SPECIAL "/enc/file", "encrypted");
+}
+
+static enum result t_refuse_journal_data(void)
+{
+	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("jdata")), "szip");
+	CHECK(!change_flags(path("jdata"), FS_JOURNAL_DATA_FL, 0), "+j");
+	return expect_refusal(path("jdata"), "journal_data");
+}
+
+static enum result t_refuse_dax(void)
+{
+	return skip("the test VM has no DAX-capable device");
+}
+
+static enum result t_inherited_plain_file(void)
+{
+	size_t n;
+	unsigned char *b;
+	int fd;
+
+	mkdir(path("cdir"), 0755);
+	CHECK(!change_flags(path("cdir"), FS_COMPR_FL, 0), "+c on a directory");
+	fd = open(path("cdir/new"), O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0, "create");
+	CHECK(write(fd, "plain text\n", 11) == 11, "write");
+	close(fd);
+	drop_caches();
+	b = read_all(path("cdir/new"), &n);
+	CHECK(b && n == 11 && !memcmp(b, "plain text\n", 11),
+	      "inherited +c file not readable raw");
+	free(b);
+	CHECK(!run("lsattr '%s' | grep -q '^[^ ]*c'", path("cdir/new")),
+	      "not +c");
+	return PASS;
+}
+
+static enum result t_fresh_mount(void)
+{
+	const char *mnt = getenv("EXT4DEC_MNT"), *dev = getenv("EXT4DEC_DEV");
+	struct stat st;
+
+	if (!mnt || !dev)
+		return skip("EXT4DEC_MNT/EXT4DEC_DEV not set");
+	sync();
+	if (chdir("/") || umount(mnt))
+		return skip("cannot unmount the test file system");
+	CHECK(!mount(dev, mnt, "ext4", 0, NULL), "mount: %s", strerror(errno));
+	/* first access is a stat: already the uncompressed size */
+	CHECK(!stat(path("c16k"), &st), "stat");
+	CHECK(st.st_size == DATA_SIZE, "size %lld after mount",
+	      (long long)st.st_size);
+	CHECK(same_contents(path("orig"), path("c4k")), "read after mount");
+	return PASS;
+}
+
+static enum result t_rmmod(void)
+{
+	int fd = open(path("c16k"), O_RDONLY);
+	off_t raw;
+
+	CHECK(fd >= 0, "open");
+	CHECK(run("rmmod ext4dec 2>/dev/null") != 0, "rmmod worked while open");
+	close(fd);
+	CHECK(!run("rmmod ext4dec"), "rmmod failed when idle");
+	raw = file_size(path("c16k"));
+	CHECK(raw > 0 && raw < DATA_SIZE, "size %lld after rmmod", (long long)raw);
+	CHECK(run("szip -t '%s'", path("c16k")) == 0, "raw szip bytes after rmmod");
+	CHECK(!run("modprobe ext4dec"), "modprobe");
+	CHECK(file_size(path("c16k")) == DATA_SIZE, "not active again");
+	CHECK(same_contents(path("orig"), path("c16k")), "read after reload");
+	return PASS;
+}
+
+static const struct test {
+	const char *name;
+	enum result (*fn)(void);
+} tests[] = {
+	{ "sysfs_counters", t_sysfs },
+	{ "chattr_plus_c_activates_stat_sizes", t_activate_stat },
+	{ "lsattr_shows_c", t_lsattr },
+	{ "read_whole_file_all_variants", t_read_all },
+	{ "pread_random_offsets_sizes", t_pread_random },
+	{ "preadv", t_readv },
+	{ "mmap_shared", t_mmap_shared },
+	{ "mmap_private", t_mmap_private },
+	{ "mmap_shared_writable_refused", t_mmap_shared_write_refused },
+	{ "write_open_trunc_truncate_etxtbsy", t_write_refused },
+	{ "o_direct_read", t_odirect },
+	{ "seek_end_data_hole", t_seek },
+	{ "sendfile_and_pipe", t_sendfile_splice },
+	{ "data_ioctls_fallocate_fibmap_swapon_refused", t_refused_ops },
+	{ "exec_compressed_binary", t_exec_binary },
+	{ "program_with_compressed_libc", t_shared_library },
+	{ "drop_caches_reread", t_drop_caches },
+	{ "cold_sequential_read_inflates_each_chunk_once", t_cold_read_counts },
+	{ "random_reads_inflate_touched_chunks", t_random_read_counts },
+	{ "memcg_limited_reader", t_memcg },
+	{ "concurrent_readers", t_concurrent },
+	{ "unlink_while_mapped", t_unlink_while_mapped },
+	{ "chattr_cycles", t_chattr_cycles },
+	{ "chattr_minus_c_busy", t_minus_c_busy },
+	{ "chattr_plus_c_refusals", t_plus_c_refusals },
+	{ "corrupt_chunk_eio_only_there", t_corrupt_chunk_eio },
+	{ "malformed_headers_refused", t_malformed_refused },
+	{ "wrong_last_chunk_size_eio_on_last_chunk", t_wrong_last_chunk_size },
+	{ "inline_data_file_refused", t_refuse_inline },
+	{ "verity_file_refused", t_refuse_verity },
+	{ "encrypted_file_refused", t_refuse_encrypted },
+	{ "data_journalled_file_refused", t_refuse_journal_data },
+	{ "dax_file_refused", t_refuse_dax },
+	{ "inherited_c_plain_file_stays_raw", t_inherited_plain_file },
+	{ "active_before_first_stat_after_mount", t_fresh_mount },
+	{ "rmmod_busy_then_clean", t_rmmod },
+};
+
+int main(int argc, char **argv)
+{
+	size_t i, n = sizeof(tests) / sizeof(tests[0]);
+	int pass = 0, fail = 0, skipped = 0, nr = 0, a;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DIR [TEST...]\n", argv[0]);
+		return 2;
+	}
+	dir = argv[1];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+	if (setup()) {
+		printf("1..0 # SKIP setup failed\n");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		enum result r;
+		bool wanted = argc == 2;
+
+		for (a = 2; a < argc; a++)
+			wanted |= !strcmp(argv[a], tests[i].name);
+		if (!wanted)
+			continue;
+		nr++;
+		r = tests[i].fn();
+		if (r == PASS) {
+			pass++;
+			printf("ok %d %s\n", nr, tests[i].name);
+		} else if (r == SKIP) {
+			skipped++;
+			printf("ok %d %s # SKIP %s\n", nr, tests[i].name,
+			       skip_reason);
+		} else {
+			fail++;
+			printf("not ok %d %s\n", nr, tests[i].name);
+		}
+	}
+	printf("1..%d\n", nr);
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
+	       pass, fail, skipped);
+	return fail ? 1 : 0;
+}
