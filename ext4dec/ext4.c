@@ -73,6 +73,11 @@ int ext4dec_ext4_check(struct inode *inode, struct dentry *dentry)
 		return EXT4DEC_REFUSED_IO;
 	if (flags & FS_INLINE_DATA_FL)
 		return EXT4DEC_REFUSED_INLINE;
+	/* a regular file flagged as an htree directory: ext4 would take
+	 * file->private_data for its directory state at release
+	 */
+	if (flags & FS_INDEX_FL)
+		return EXT4DEC_REFUSED_NOT_SZIP;
 	/* per-inode +j or a data=journal mount: blocks may sit in the journal */
 	if ((flags & FS_JOURNAL_DATA_FL) ||
 	    (ext4_journalled_aops && inode->i_mapping->a_ops == ext4_journalled_aops))
@@ -121,15 +126,32 @@ static bool has_compr_flag(struct inode *inode, struct dentry *dentry)
 	return get_flags(inode, dentry, &flags) && (flags & FS_COMPR_FL);
 }
 
-/* Activate @inode if it is a +c regular file that nobody is writing. */
-static void maybe_activate(struct inode *inode, struct dentry *dentry)
+static bool wants_activation(struct inode *inode, struct dentry *dentry)
 {
-	if (!S_ISREG(inode->i_mode) || ext4dec_is_active(inode) ||
-	    atomic_read(&inode->i_writecount) > 0 || !inode->i_nlink ||
-	    !has_compr_flag(inode, dentry))
+	return S_ISREG(inode->i_mode) && !ext4dec_is_active(inode) &&
+	       atomic_read(&inode->i_writecount) <= 0 && inode->i_nlink &&
+	       has_compr_flag(inode, dentry);
+}
+
+/*
+ * Activate @inode if it is a +c regular file that nobody is writing.  The
+ * checks are repeated under the inode lock: a chattr -c may have run.
+ * @trylock: do nothing if the lock is taken (getattr: nfsd calls it with
+ * the inode lock held).
+ */
+static void maybe_activate(struct inode *inode, struct dentry *dentry,
+			   bool trylock)
+{
+	if (!wants_activation(inode, dentry))
 		return;
-	inode_lock(inode);
-	ext4dec_activate(inode, dentry);
+	if (trylock) {
+		if (!inode_trylock(inode))
+			return;
+	} else {
+		inode_lock(inode);
+	}
+	if (wants_activation(inode, dentry))
+		ext4dec_activate(inode, dentry);
 	inode_unlock(inode);
 }
 
@@ -139,7 +161,7 @@ static int ext4dec_file_open(struct inode *inode, struct file *file)
 
 	ext4dec_hook_enter();
 	if (!(file->f_mode & FMODE_WRITE))
-		maybe_activate(inode, file->f_path.dentry);
+		maybe_activate(inode, file->f_path.dentry, false);
 	/* the reference fops_get() would take; the module is not going away */
 	if (ext4dec_is_active(inode) && try_module_get(THIS_MODULE)) {
 		replace_fops(file, &ext4dec_fops);
@@ -171,7 +193,7 @@ static int ext4dec_file_getattr(struct mnt_idmap *idmap,
 	int ret;
 
 	ext4dec_hook_enter();
-	maybe_activate(d_inode(path->dentry), path->dentry);
+	maybe_activate(d_inode(path->dentry), path->dentry, true);
 	ret = orig_file_getattr(idmap, path, stat, request_mask, query_flags);
 	ext4dec_hook_exit();
 	return ret;
@@ -180,14 +202,23 @@ static int ext4dec_file_getattr(struct mnt_idmap *idmap,
 struct own_files {
 	struct inode *inode;
 	unsigned int count;
+	const struct file *seen[16];
 };
 
+/* Count each open file of the inode once, whatever its descriptors. */
 static int count_own(const void *arg, struct file *file, unsigned int fd)
 {
 	struct own_files *own = (struct own_files *)arg;
+	unsigned int i;
 
-	if (file_inode(file) == own->inode && file->f_op == &ext4dec_fops)
-		own->count++;
+	if (file_inode(file) != own->inode || file->f_op != &ext4dec_fops ||
+	    file->private_data != READ_ONCE(own->inode->i_private))
+		return 0;
+	for (i = 0; i < own->count && i < ARRAY_SIZE(own->seen); i++)
+		if (own->seen[i] == file)
+			return 0;
+	if (own->count < ARRAY_SIZE(own->seen))
+		own->seen[own->count++] = file;
 	return 0;
 }
 
@@ -237,7 +268,7 @@ static bool fileattr_change(struct mnt_idmap *idmap, struct dentry *dentry,
 			return true;
 		*ret = orig_fileattr_set(idmap, dentry, fa);
 		if (*ret)
-			ext4dec_deactivate(inode, own_opens(inode));
+			ext4dec_deactivate(inode, EXT4DEC_FORCE);
 		return true;
 	}
 	return false;
@@ -276,11 +307,44 @@ static bool ioctl_allowed(unsigned int cmd)
 	}
 }
 
+/*
+ * Inactive inodes with a refused ioctl in progress: activation waits for
+ * none (fs-verity enabling, for one, writes through the address space
+ * operations for a long time).  Under ext4dec_lock.
+ */
+struct busy_ioctl {
+	struct list_head list;
+	struct inode *inode;
+};
+
+static LIST_HEAD(busy_ioctls);
+
+/**
+ * ext4dec_ioctl_busy_locked() - is a data ioctl running on @inode?
+ * @inode: an inode about to be activated
+ *
+ * Context: ext4dec_lock held.
+ * Return: true if activation must be refused.
+ */
+bool ext4dec_ioctl_busy_locked(struct inode *inode)
+{
+	struct busy_ioctl *b;
+
+	list_for_each_entry(b, &busy_ioctls, list)
+		if (b->inode == inode)
+			return true;
+	return false;
+}
+
 /**
  * ext4dec_ext4_ioctl() - ext4's ioctl, filtered for active inodes
  * @file: the file
  * @cmd: ioctl number (native; ext4's compat_ioctl translates to these)
  * @arg: argument
+ *
+ * An ioctl outside the allowed list runs on an inactive inode only, and
+ * keeps it inactive while it runs: the inode lock, which activation holds
+ * from start to end, orders the check against activations.
  *
  * Return: -EOPNOTSUPP for an ioctl an active inode refuses, else what
  * ext4 returns.
@@ -288,9 +352,31 @@ static bool ioctl_allowed(unsigned int cmd)
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg)
 {
-	if (ext4dec_is_active(file_inode(file)) && !ioctl_allowed(cmd))
+	struct inode *inode = file_inode(file);
+	struct busy_ioctl busy = { .inode = inode };
+	bool added = false;
+	long ret;
+
+	if (ioctl_allowed(cmd) || !S_ISREG(inode->i_mode))
+		return orig_ioctl(file, cmd, arg);
+	if (ext4dec_is_active(inode))
 		return -EOPNOTSUPP;
-	return orig_ioctl(file, cmd, arg);
+	inode_lock(inode);
+	spin_lock(&ext4dec_lock);
+	if (!ext4dec_is_active(inode)) {
+		list_add(&busy.list, &busy_ioctls);
+		added = true;
+	}
+	spin_unlock(&ext4dec_lock);
+	inode_unlock(inode);
+	if (!added)
+		return -EOPNOTSUPP;
+
+	ret = orig_ioctl(file, cmd, arg);
+	spin_lock(&ext4dec_lock);
+	list_del(&busy.list);
+	spin_unlock(&ext4dec_lock);
+	return ret;
 }
 
 static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,

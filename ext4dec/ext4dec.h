@@ -36,6 +36,12 @@
  */
 #define EXT4DEC_MAX_CLEN	(2 * SZIP_MAX_CHUNK_SIZE + 4096)
 
+/* Largest dictionary + offset table kept in memory (4M chunks) */
+#define EXT4DEC_MAX_META	(16U << 20)
+
+/* ext4dec_deactivate(): even while open or mapped */
+#define EXT4DEC_FORCE		UINT_MAX
+
 /**
  * struct ext4dec_extent - one run of the compressed file's block map
  * @lblk: first logical block
@@ -66,7 +72,8 @@ struct ext4dec_extent {
  * @nr_extents: entries in @extents
  * @raw_size: the file's size on disk (the szip file's length)
  * @orig_aops: ext4's address space operations, restored at deactivation
- * @orig_fop: ext4's file operations, restored at deactivation
+ * @orig_fop: ext4's file operations, for files left open across a
+ *	deactivation
  * @flags: EXT4DEC_WARNED once a bad chunk was logged for this inode
  *
  * Published in @inode->i_private (which ext4 does not use) with
@@ -161,6 +168,7 @@ int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
 int ext4dec_ext4_open(struct inode *inode, struct file *file);
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg);
+bool ext4dec_ioctl_busy_locked(struct inode *inode);
 
 /* inode.c */
 extern spinlock_t ext4dec_lock;

@@ -8,9 +8,11 @@
  * and no fallocate; write access is denied anyway.  Mappings are read-only
  * when shared.  Seeks use the uncompressed size, all of it data.
  *
- * Each open file holds a reference on the inode's state in private_data.
- * If the inode is deactivated while the file stays open (chattr -c run by
- * the process holding it), the file falls back to ext4's operations.
+ * Files get these operations from the ext4_file_open() hook (the inode's
+ * i_fop stays ext4's).  Each open file holds a reference on the inode's
+ * state in private_data.  If the inode is deactivated while the file stays
+ * open (chattr -c run by the process holding it), the file falls back to
+ * ext4's operations.
  */
 #include "ext4dec.h"
 
@@ -49,21 +51,13 @@ static int ext4dec_open(struct inode *inode, struct file *file)
 	int err;
 
 	ei = open_ref(inode);
-	if (!ei && READ_ONCE(inode->i_fop) == &ext4dec_fops) {
-		/* installed, not yet published: the activation holds the lock */
-		inode_lock_shared(inode);
-		inode_unlock_shared(inode);
-		ei = open_ref(inode);
-	}
 	if (!ei) {
-		/* deactivated since this file was given these operations */
+		/* deactivated since the open hook chose these operations */
 		raw = fops_get(inode->i_fop);
-		if (!raw || raw == &ext4dec_fops) {
-			fops_put(raw);
-			return -EAGAIN;
-		}
+		if (!raw)
+			return -ENODEV;
 		replace_fops(file, raw);
-		return raw->open ? raw->open(inode, file) : 0;
+		return ext4dec_ext4_open(inode, file);
 	}
 
 	file->private_data = ei;
@@ -84,6 +78,8 @@ static int ext4dec_release(struct inode *inode, struct file *file)
 {
 	struct ext4dec_inode *ei = file_ei(file);
 
+	/* ext4's release must not take private_data for its own */
+	file->private_data = NULL;
 	if (ei->orig_fop->release)
 		ei->orig_fop->release(inode, file);
 	atomic_dec(&ei->opens);

@@ -153,4 +153,6 @@ void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count)
 		hook_remove(&hooks[count]);
 	synchronize_rcu_tasks();
 	wait_var_event(&inflight, !atomic_read(&inflight));
+	/* a task preempted right after ext4dec_hook_exit() is still here */
+	synchronize_rcu_tasks();
 }

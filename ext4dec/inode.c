@@ -171,8 +171,14 @@ static int read_szip_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
 			      "chunk size smaller than the page size");
 
+	if (ei->info.size > inode->i_sb->s_maxbytes)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+			      "uncompressed size above the file system's limit");
 	meta_len = ei->info.data_offset - SZIP_HEADER_SIZE;
-	ei->meta = kvmalloc(meta_len, GFP_KERNEL);
+	if (meta_len > EXT4DEC_MAX_META)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+			      "offset table and dictionary over 16 MiB");
+	ei->meta = kvmalloc(meta_len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ei->meta)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
 	if (read_cached(inode, SZIP_HEADER_SIZE, ei->meta, meta_len))
@@ -208,11 +214,12 @@ static int map_file(struct ext4dec_inode *ei, struct dentry *dentry)
 	ei->extents = kvmalloc_array(cap, sizeof(*ei->extents), GFP_KERNEL);
 	if (!ei->extents)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
-	while (pos < ei->raw_size) {
+	/* bytes after totalSize are never read */
+	while (pos < ei->info.total_size) {
 		struct ext4dec_extent *e;
 		struct iomap map;
 
-		err = ext4dec_ext4_map(inode, pos, ei->raw_size - pos, &map);
+		err = ext4dec_ext4_map(inode, pos, ei->info.total_size - pos, &map);
 		if (err == -EOPNOTSUPP)
 			return refuse(inode, dentry, EXT4DEC_REFUSED_INLINE, NULL);
 		if (err || map.offset > pos || !map.length)
@@ -263,7 +270,11 @@ static struct ext4dec_inode *prepare(struct inode *inode, struct dentry *dentry,
 	return ei;
 }
 
-/* Point the inode at ext4dec's operations (invalidate lock held). */
+/*
+ * Point the inode at ext4dec's address space operations (invalidate lock
+ * held).  i_fop stays ext4's: every open goes through ext4_file_open(),
+ * whose hook gives the file ext4dec's file operations.
+ */
 static void install(struct ext4dec_inode *ei)
 {
 	struct inode *inode = ei->inode;
@@ -272,7 +283,6 @@ static void install(struct ext4dec_inode *ei)
 	ei->orig_aops = inode->i_mapping->a_ops;
 	ei->orig_fop = inode->i_fop;
 	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
-	WRITE_ONCE(inode->i_fop, &ext4dec_fops);
 	i_size_write(inode, ei->info.size);
 }
 
@@ -283,7 +293,6 @@ static void uninstall(struct ext4dec_inode *ei)
 
 	truncate_inode_pages(inode->i_mapping, 0);
 	WRITE_ONCE(inode->i_mapping->a_ops, ei->orig_aops);
-	WRITE_ONCE(inode->i_fop, ei->orig_fop);
 	i_size_write(inode, ei->raw_size);
 }
 
@@ -335,6 +344,8 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
 	err = shutting_down ? -ENODEV : 0;
+	if (!err && ext4dec_ioctl_busy_locked(inode))
+		err = -EBUSY;	/* e.g. fs-verity being enabled: it writes */
 	if (!err)
 		list_add(&ei->list, &active_inodes);
 	spin_unlock(&ext4dec_lock);
@@ -360,7 +371,8 @@ out_allow_write:
  * ext4dec_deactivate() - return an active inode to its raw bytes
  * @inode: an ext4 inode
  * @own_opens: open files of the inode held by the caller, which do not
- *	count as "open elsewhere"
+ *	count as "open elsewhere"; %EXT4DEC_FORCE to deactivate even while
+ *	open or mapped (module unload, undoing a failed chattr)
  *
  * Context: process; the caller holds the inode lock.
  * Return: 0 (also if the inode was not active), or -EBUSY while the file
@@ -374,8 +386,8 @@ int ext4dec_deactivate(struct inode *inode, unsigned int own_opens)
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
 	ei = inode->i_private;
-	if (ei && (atomic_read(&ei->opens) > own_opens ||
-		   mapping_mapped(mapping))) {
+	if (ei && own_opens != EXT4DEC_FORCE &&
+	    (atomic_read(&ei->opens) > own_opens || mapping_mapped(mapping))) {
 		spin_unlock(&ext4dec_lock);
 		filemap_invalidate_unlock(mapping);
 		return -EBUSY;
@@ -423,30 +435,38 @@ void ext4dec_evict(struct inode *inode)
 /**
  * ext4dec_deactivate_all() - deactivate every inode, for module unload
  *
- * Refuses new activations from here on.  No file can be open with
- * ext4dec's operations (each would hold a module reference), so nothing
- * is busy.  Inodes being evicted meanwhile are left to the evict hook.
+ * Refuses new activations from here on.  Files open with ext4dec's
+ * operations hold module references, so none is left; a mapping made
+ * through a file opened before activation may be, and is dropped (its next
+ * faults read the raw bytes).  Each inode is handled with an active
+ * reference on its superblock, so that a concurrent unmount waits; inodes
+ * being evicted or unmounted meanwhile are left to the evict hook.
  */
 void ext4dec_deactivate_all(void)
 {
 	struct ext4dec_inode *ei;
+	struct super_block *sb;
 	struct inode *inode;
 
 	spin_lock(&ext4dec_lock);
 	shutting_down = true;
 	while ((ei = list_first_entry_or_null(&active_inodes,
 					      struct ext4dec_inode, list))) {
-		inode = igrab(ei->inode);
+		sb = ei->inode->i_sb;
+		if (!atomic_inc_not_zero(&sb->s_active))
+			sb = NULL;
+		inode = sb ? igrab(ei->inode) : NULL;
 		spin_unlock(&ext4dec_lock);
 		if (inode) {
 			inode_lock(inode);
-			if (ext4dec_deactivate(inode, 0))
-				ext4dec_err(inode, "busy at unload");
+			ext4dec_deactivate(inode, EXT4DEC_FORCE);
 			inode_unlock(inode);
 			iput(inode);
-		} else {
-			schedule_timeout_uninterruptible(1);
 		}
+		if (sb)
+			deactivate_super(sb);
+		if (!inode)
+			schedule_timeout_uninterruptible(1);
 		spin_lock(&ext4dec_lock);
 	}
 	spin_unlock(&ext4dec_lock);

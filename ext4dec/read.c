@@ -265,11 +265,12 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		return;		/* the caller drops the folios left */
 	csize = ei->info.chunk_size;
 
-	/* whole chunks, so that each is inflated once */
-	start = round_down(readahead_pos(rac), csize);
-	end = min_t(loff_t, round_up(readahead_pos(rac) + readahead_length(rac), csize),
+	/* whole chunks (of any multiple of 4 KiB), so each is inflated once */
+	start = rounddown(readahead_pos(rac), csize);
+	end = min_t(loff_t, roundup(readahead_pos(rac) + readahead_length(rac), csize),
 		    round_up(ei->info.size, PAGE_SIZE));
-	readahead_expand(rac, start, end - start);
+	if (end > start)
+		readahead_expand(rac, start, end - start);
 
 	nofs = memalloc_nofs_save();
 	folio = readahead_folio(rac);
@@ -281,6 +282,12 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		u8 *buf = NULL;
 		int err;
 
+		if (folio_pos(folio) >= ei->info.size) {
+			/* past EOF: a reader that sampled the raw size */
+			folio_unlock(folio);
+			folio = readahead_folio(rac);
+			continue;
+		}
 		if (readahead_count(rac))
 			last = (readahead_pos(rac) + readahead_length(rac) - 1) / csize;
 		last = batch_end(ei, first, min(last, ei->info.nr_chunks - 1));
@@ -349,6 +356,12 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 
 	if (!ei) {
 		folio_unlock(folio);
+		return -EIO;
+	}
+	if (folio_pos(folio) >= ei->info.size) {
+		/* past EOF: a reader that sampled the raw size */
+		folio_unlock(folio);
+		ext4dec_put(ei);
 		return -EIO;
 	}
 	chunk = folio_pos(folio) / ei->info.chunk_size;

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -506,112 +507,123 @@ static int emit(const char *in, const char *out, bool to_stdout, mode_t mode,
 	return write_atomic(out, mode, produce, ctx);
 }
 
+/* One compression or decompression: its input, output and refusals. */
+struct job {
+	const char *in;
+	char out[PATH_MAX];
+	bool to_stdout;
+	bool remove_src;
+	struct stat st;
+	u8 *buf;
+	size_t len;
+};
+
+/* Name the output, read the input, apply the refusals that need both. */
+static int start_job(struct job *j, const char *in, const char *explicit_out)
+{
+	bool compress = opt.mode == MODE_COMPRESS;
+
+	j->in = in;
+	if (output_name(in, explicit_out, j->out, sizeof(j->out), &j->to_stdout))
+		return -1;
+	if (!opt.force && (compress ? j->to_stdout && isatty(STDOUT_FILENO) :
+			   !strcmp(in, "-") && isatty(STDIN_FILENO))) {
+		fail(in, "refusing to %s compressed data %s a terminal; use -f",
+		     compress ? "write" : "read", compress ? "to" : "from");
+		return -1;
+	}
+	if (load_input(in, &j->buf, &j->len, &j->st))
+		return -1;
+	j->remove_src = !j->to_stdout && !explicit_out && !opt.keep;
+	if (!j->to_stdout && check_output(in, &j->st, j->out, j->remove_src)) {
+		free(j->buf);
+		return -1;
+	}
+	return 0;
+}
+
+static int finish_job(struct job *j, producer_fn produce, void *ctx)
+{
+	if (emit(j->in, j->out, j->to_stdout, output_mode(j->in, &j->st),
+		 produce, ctx))
+		return -1;
+	if (j->remove_src && unlink(j->in))
+		fail(j->in, "cannot remove input: %s", strerror(errno));
+	return 0;
+}
+
 static int compress_one(const char *in, const char *explicit_out)
 {
-	char out[PATH_MAX];
-	struct pack_result res;
+	struct pack_result res = { 0 };
 	struct compare_ctx cmp;
 	struct szip_info info;
 	struct buf_ctx b;
-	bool to_stdout, remove_src;
-	struct stat st;
+	struct job j;
 	char err[256];
-	size_t len;
-	u8 *buf;
 	int ret = -1;
 
-	if (output_name(in, explicit_out, out, sizeof(out), &to_stdout))
+	if (start_job(&j, in, explicit_out))
 		return -1;
-	if (to_stdout && isatty(STDOUT_FILENO) && !opt.force) {
-		fail(in, "refusing to write compressed data to a terminal; use -f");
-		return -1;
-	}
-	if (load_input(in, &buf, &len, &st))
-		return -1;
-	remove_src = !to_stdout && !explicit_out && !opt.keep;
-	if (!to_stdout && check_output(in, &st, out, remove_src))
-		goto out_free;
-	if (len >= 4 && !memcmp(buf, "SeZz", 4) && !opt.force) {
+	if (j.len >= 4 && !memcmp(j.buf, "SeZz", 4) && !opt.force) {
 		fail(in, "already an szip file; use -f to compress it again");
-		goto out_free;
+		goto out;
 	}
-
 	opt.pack.progress = opt.verbose > 0 && isatty(STDERR_FILENO) &&
-			    len > (8 << 20) ? progress : NULL;
+			    j.len > (8 << 20) ? progress : NULL;
 	opt.pack.progress_arg = (void *)in;
-	if (szip_pack(buf, len, &opt.pack, &res, err, sizeof(err))) {
+	if (szip_pack(j.buf, j.len, &opt.pack, &res, err, sizeof(err))) {
 		fail(in, "%s", err);
-		goto out_free;
+		goto out;
 	}
 
 	/* decode what we made and compare before anything is written */
-	cmp.orig = buf;
-	cmp.len = len;
+	cmp.orig = j.buf;
+	cmp.len = j.len;
 	if (decode_buffer(in, res.data, res.len, &info, compare_sink, &cmp) ||
-	    info.size != len) {
+	    info.size != j.len) {
 		fail(in, "internal error: output does not decode to the input");
-		goto out_res;
+		goto out;
 	}
-
 	b.data = res.data;
 	b.len = res.len;
-	if (emit(in, out, to_stdout, output_mode(in, &st), produce_buffer, &b))
-		goto out_res;
+	if (finish_job(&j, produce_buffer, &b))
+		goto out;
 	if (opt.verbose > 0)
 		fprintf(stderr,
 			"szip: %s: %zu -> %zu bytes (%.1f%%), %u chunks of %u, filter %s, dictionary %u\n",
-			in, len, res.len, len ? 100.0 * res.len / len : 0.0,
+			in, j.len, res.len, 100.0 * res.len / j.len,
 			info.nr_chunks, info.chunk_size, filter_name(res.filter),
 			res.dict_size);
-	if (remove_src && unlink(in))
-		fail(in, "cannot remove input: %s", strerror(errno));
 	ret = 0;
-out_res:
+out:
 	free(res.data);
-out_free:
-	free(buf);
+	free(j.buf);
 	return ret;
 }
 
 static int decompress_one(const char *in, const char *explicit_out)
 {
-	char out[PATH_MAX];
 	struct decode_ctx ctx;
 	struct szip_info info;
-	bool to_stdout, remove_src;
-	struct stat st;
-	size_t len;
-	u8 *buf;
+	struct job j;
 	int ret = -1;
 
-	if (output_name(in, explicit_out, out, sizeof(out), &to_stdout))
+	if (start_job(&j, in, explicit_out))
 		return -1;
-	if (!strcmp(in, "-") && isatty(STDIN_FILENO) && !opt.force) {
-		fail(in, "refusing to read compressed data from a terminal; use -f");
-		return -1;
-	}
-	if (load_input(in, &buf, &len, &st))
-		return -1;
-	remove_src = !to_stdout && !explicit_out && !opt.keep;
-	if (!to_stdout && check_output(in, &st, out, remove_src))
-		goto out_free;
 	/* header and table first: refuse before creating anything */
-	if (decode_buffer(in, buf, len, &info, NULL, NULL))
-		goto out_free;
-
+	if (decode_buffer(in, j.buf, j.len, &info, NULL, NULL))
+		goto out;
 	ctx.name = in;
-	ctx.buf = buf;
-	ctx.len = len;
-	if (emit(in, out, to_stdout, output_mode(in, &st), produce_decoded, &ctx))
-		goto out_free;
+	ctx.buf = j.buf;
+	ctx.len = j.len;
+	if (finish_job(&j, produce_decoded, &ctx))
+		goto out;
 	if (opt.verbose > 0)
-		fprintf(stderr, "szip: %s: %zu -> %llu bytes\n", in, len,
+		fprintf(stderr, "szip: %s: %zu -> %llu bytes\n", in, j.len,
 			(unsigned long long)info.size);
-	if (remove_src && unlink(in))
-		fail(in, "cannot remove input: %s", strerror(errno));
 	ret = 0;
-out_free:
-	free(buf);
+out:
+	free(j.buf);
 	return ret;
 }
 
