@@ -19,7 +19,7 @@
 #include "szip.h"
 
 /* Largest history zlib keeps: only this much of a dictionary matters */
-#define SZIP_WINDOW_SIZE	(1U << SZIP_WBITS_MAX)
+#define SZIP_WINDOW_SIZE	32768U	/* 2^SZIP_WBITS_MAX */
 
 /**
  * struct szip_decoder - per-thread decoding state (caller-allocated)

@@ -67,7 +67,7 @@ run_suite() {
 }
 
 run_suite unit build/san/test_szip "$vectors"
-run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors"
+run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors" --big
 run_suite fuzz tests/fuzz/run-fuzz.sh --seconds="$fuzz_seconds" \
 	--szip=tools/szip/szip --vectors="$vectors"
 if [[ $host_only -eq 0 ]]; then
