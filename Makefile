@@ -16,7 +16,12 @@
 # a sanitized (ASan/UBSan) copy for the tests in build/san/, and the
 # libFuzzer target in build/fuzz/.
 
-KDIR	?= /lib/modules/$(shell uname -r)/build
+KVER	?= $(shell uname -r)
+KDIR	?= /lib/modules/$(KVER)/build
+PREFIX	?= /usr/local
+DESTDIR	?=
+VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+MODULE_SRCS := Kbuild dkms.conf include szip ext4dec
 CC	?= cc
 CLANG	?= clang
 KERNELS	?= 6.1 6.12
@@ -43,7 +48,8 @@ UNIT	  := build/san/test_szip
 FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
 
-.PHONY: all tool module check deps fuzz demo clean
+.PHONY: all tool module check deps fuzz demo clean install uninstall \
+	install-module uninstall-module install-dkms
 
 all: tool module
 
@@ -72,6 +78,34 @@ $(FUZZ): $(SZIP_SRCS) $(FUZZ_SRCS) $(HDRS)
 	$(CLANG) $(USER_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $(SZIP_SRCS) $(FUZZ_SRCS) -lz
 
+# Install: the tool under PREFIX, and the module for KVER (from KDIR) into
+# /lib/modules/KVER/extra, then depmod.  DESTDIR stages a package.
+install: tool install-module
+	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/szip
+	install -D -m 0644 man/szip.1 $(DESTDIR)$(PREFIX)/share/man/man1/szip.1
+	install -D -m 0644 man/ext4dec.8 $(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
+
+install-module:
+	@test -f "$(KDIR)/Makefile" || \
+		{ echo "install: no kernel build tree at $(KDIR): set KDIR (and KVER)"; exit 1; }
+	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" modules
+	install -D -m 0644 ext4dec.ko $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+
+uninstall: uninstall-module
+	rm -f $(DESTDIR)$(PREFIX)/bin/szip \
+		$(DESTDIR)$(PREFIX)/share/man/man1/szip.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
+
+uninstall-module:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+
+# Sources for DKMS: then dkms add/build/install -m ext4dec -v $(VERSION)
+install-dkms:
+	mkdir -p $(DESTDIR)/usr/src/ext4dec-$(VERSION)
+	cp -r $(MODULE_SRCS) $(DESTDIR)/usr/src/ext4dec-$(VERSION)/
+
 # Runs inside the test VM: plain build (the guest has no sanitizer runtime)
 $(SELFTEST): tests/selftests/ext4dec_test.c
 	@mkdir -p $(@D)
@@ -92,7 +126,7 @@ check: deps
 DEMO_KERNEL ?= 6.12
 demo: deps tool
 	rm -rf build/module-src && mkdir -p build/module-src
-	cp -r Kbuild include szip ext4dec build/module-src/
+	cp -r $(MODULE_SRCS) build/module-src/
 	tests/vm/run-vm.sh -k $(DEMO_KERNEL) -p tests/vm/payloads/demo \
 		--module-src build/module-src --bin tools/szip/szip
 

@@ -6,7 +6,7 @@
 #
 # Usage: scripts/install-deps.sh host
 #   host: compiler, zlib, libdeflate, clang + libFuzzer runtime, python3,
-#         sparse (kernel lint), e2fsprogs
+#         sparse (kernel lint), e2fsprogs, dkms and groff (packaging tests)
 #
 # Runs apt-get as root directly or through sudo.  Does nothing (and needs
 # no privileges) when everything is already installed.
@@ -14,7 +14,8 @@
 set -euo pipefail
 
 host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev clang
-	   libclang-rt-dev python3 coreutils sparse e2fsprogs)
+	   libclang-rt-dev python3 coreutils sparse e2fsprogs dkms groff-base
+	   kmod)
 
 as_root() {
 	if [[ $EUID -eq 0 ]]; then

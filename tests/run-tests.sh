@@ -6,6 +6,7 @@
 #   cli   tests/cli/test_cli.sh     the szip command line, with build/san/szip
 #   fuzz  tests/fuzz/run-fuzz.sh    libFuzzer on the decoder, bounded time
 #   lint  scripts/kernel-lint.sh    checkpatch, kernel-doc, W=1 + sparse
+#   packaging tests/packaging/      make install/uninstall, DKMS, man pages
 #   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
 # and print a closing "N passed, N failed" line over all of them.
 #
@@ -73,6 +74,8 @@ run_suite fuzz tests/fuzz/run-fuzz.sh --seconds="$fuzz_seconds" \
 if [[ $host_only -eq 0 ]]; then
 	# shellcheck disable=SC2086 # a list of kernel series
 	run_suite lint scripts/kernel-lint.sh $kernels
+	# shellcheck disable=SC2086
+	run_suite packaging tests/packaging/test-packaging.sh $kernels
 	# shellcheck disable=SC2086
 	run_suite vm tests/vm/selftests.sh $kernels
 fi
