@@ -84,6 +84,9 @@ install: tool install-module
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/szip
 	install -D -m 0644 man/szip.1 $(DESTDIR)$(PREFIX)/share/man/man1/szip.1
 	install -D -m 0644 man/ext4dec.8 $(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
+	install -D -m 0755 scripts/ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-compress
+	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress
+	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-status
 
 install-module:
 	@test -f "$(KDIR)/Makefile" || \
@@ -95,7 +98,10 @@ install-module:
 uninstall: uninstall-module
 	rm -f $(DESTDIR)$(PREFIX)/bin/szip \
 		$(DESTDIR)$(PREFIX)/share/man/man1/szip.1 \
-		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
+		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8 \
+		$(DESTDIR)$(PREFIX)/sbin/ext4dec-compress \
+		$(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress \
+		$(DESTDIR)$(PREFIX)/sbin/ext4dec-status
 
 uninstall-module:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko

@@ -56,8 +56,10 @@ for s in "${series[@]}"; do
 
 	check "$s: make install (DESTDIR, PREFIX=/usr)" \
 		make install DESTDIR="$dest" PREFIX=/usr KDIR="$kdir" KVER="$kver"
-	check "$s: installed tool, man pages, module and modules.dep" \
+	check "$s: installed tool, scripts, man pages, module and modules.dep" \
 		test -x "$dest/usr/bin/szip" -a -f "$dest/usr/share/man/man1/szip.1" \
+		-a -x "$dest/usr/sbin/ext4dec-compress" -a -x "$dest/usr/sbin/ext4dec-status" \
+		-a -x "$dest/usr/sbin/ext4dec-decompress" \
 		-a -f "$dest/usr/share/man/man8/ext4dec.8" \
 		-a -f "$dest/lib/modules/$kver/extra/ext4dec.ko" \
 		-a -s "$dest/lib/modules/$kver/modules.dep"
@@ -69,7 +71,7 @@ for s in "${series[@]}"; do
 			 modinfo -F parm '$ko' | grep -q '^workspaces:.*per possible CPU'"
 	check "$s: make uninstall removes what install put there" \
 		bash -c "make uninstall DESTDIR='$dest' PREFIX=/usr KDIR='$kdir' KVER='$kver' >/dev/null &&
-			 ! find '$dest' -type f \\( -name szip -o -name 'ext4dec*' -o -name szip.1 \\) | grep -q ."
+			 ! find '$dest' \\( -type f -o -type l \\) \\( -name szip -o -name 'ext4dec*' -o -name szip.1 \\) | grep -q ."
 
 	if ! command -v dkms >/dev/null; then
 		skipped "$s: dkms add + build" "dkms not installed"

@@ -19,5 +19,9 @@ fi
 dmesg | grep 'ext4dec: version' | sed 's/^/# /'
 ext4dec_test "$dir"
 rc=$?
+# the conversion scripts, with the module loaded again if a test unloaded it
+grep -q '^ext4dec ' /proc/modules || modprobe ext4dec
+sh ./scripts.sh | sed -e 's/^TAP version 13$//' -e '/^$/d' -e 's/^1\.\./# scripts: 1../' \
+	-e 's/^\(not \)*ok \([0-9]*\) /\1ok S\2 /' || rc=1
 grep -q '^ext4dec ' /proc/modules && { rmmod ext4dec || rc=1; }
 exit $rc

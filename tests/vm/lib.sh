@@ -19,6 +19,8 @@
 #   kernels/<kver>/root/       unpacked packages (boot/, lib/modules/, usr/src/, usr/lib/)
 #   kernels/<kver>/info        "key=value" lines describing what was fetched
 #   kernels/<kver>/.complete   stamp, written last
+#   kernels-debug/<key>/       debug kernels built by scripts/build-debug-kernel.sh;
+#                              kernels/<kver> links to them (see "debug kernel")
 #   initramfs/                 cached base initramfs archives (see run-vm.sh)
 #   runs/                      default output directories of run-vm.sh
 #   lock                       flock(1) file serialising cache updates
@@ -287,10 +289,65 @@ vm_missing_tool_deps() {
 	done
 }
 
+# --- debug kernel ----------------------------------------------------------
+#
+# "-k debug" / "-k debug-<series>" name the kernel scripts/build-debug-kernel.sh
+# builds from Debian's linux-source-<series> (default 6.1) with KASAN,
+# lockdep, UBSAN, KFENCE...  That script keeps it in
+# <cache>/kernels-debug/<key>/ and links <cache>/kernels/<kver> to it, with
+# the same layout as a fetched kernel (root/boot/vmlinuz-<kver>,
+# root/lib/modules/<kver>, root/usr/src/<headers_pkg> = the build tree, info),
+# so everything below treats it like a Debian kernel.  Its release is
+# <upstream version>-ext4dec-debug-<hash>, e.g. 6.1.192-ext4dec-debug-0123abcd.
+
+_vm_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# vm_is_debug_spec SPEC: true for "debug", "debug-<series>" and the release
+# name of a debug kernel.
+vm_is_debug_spec() { [[ $1 == debug || $1 == debug-[0-9]* || $1 == *-ext4dec-debug-* ]]; }
+
+# vm_kernel_is_debug KVER: true if the cached kernel KVER is a debug build.
+vm_kernel_is_debug() {
+	[[ -f "$(vm_kernel_dir "$1")/info" && "$(vm_kernel_info "$1" flavour)" == debug ]]
+}
+
+# vm_debug_kernel_for SPEC: print the release of the debug kernel SPEC names,
+# building it first (about 25 minutes on 2 cores) unless
+# EXT4DEC_DEBUG_KERNEL_NO_BUILD=1, in which case a missing kernel is an error.
+vm_debug_kernel_for() {
+	local spec=$1 series kver rc=0
+	if [[ $spec == *-ext4dec-debug-* ]]; then
+		vm_kernel_cached "$spec" || vm_die "debug kernel $spec is not in the cache; use -k debug[-<series>] to build the current one"
+		printf '%s\n' "$spec"
+		return 0
+	fi
+	series=${spec#debug}
+	series=${series#-}
+	[[ -n $series ]] || series=6.1
+	local args=(--series "$series" --print-kver)
+	if [[ ${EXT4DEC_DEBUG_KERNEL_NO_BUILD:-0} == 1 ]]; then args+=(--no-build); fi
+	kver=$("$_vm_top/scripts/build-debug-kernel.sh" "${args[@]}") || rc=$?
+	case $rc in
+	0) ;;
+	3) vm_die "the debug kernel ($spec) is not built and EXT4DEC_DEBUG_KERNEL_NO_BUILD=1 forbids building it; run scripts/build-debug-kernel.sh --series $series" ;;
+	*) vm_die "scripts/build-debug-kernel.sh --series $series failed (status $rc)" ;;
+	esac
+	if [[ -z $kver ]] || ! vm_kernel_cached "$kver"; then
+		vm_die "scripts/build-debug-kernel.sh printed no usable kernel release ('$kver')"
+	fi
+	vm_log "kernel $spec -> $kver (debug build of linux-source-$series $(vm_kernel_info "$kver" version))"
+	printf '%s\n' "$kver"
+}
+
 # vm_kernel_for SPEC: resolve SPEC and make sure it is cached; print the ABI.
 # Falls back to the newest cached kernel of the series if apt cannot resolve.
+# Debug kernels (see above) are built instead of fetched.
 vm_kernel_for() {
 	local spec=$1 cached
+	if vm_is_debug_spec "$spec"; then
+		vm_debug_kernel_for "$spec"
+		return 0
+	fi
 	if vm_resolve_kernel "$spec"; then
 		vm_log "kernel $spec -> $R_IMAGE $R_VERSION (ABI $R_KVER, via $R_HOW)"
 		vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION"

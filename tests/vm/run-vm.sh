@@ -10,7 +10,11 @@
 #   -k, --kernel SPEC     kernel series ("6.1", "6.12") or exact ABI name
 #                         ("6.12.117+deb12-cloud-amd64"); the newest packaged
 #                         ABI of a series is resolved with apt-cache at run
-#                         time and fetched into the cache if needed
+#                         time and fetched into the cache if needed.
+#                         "debug" or "debug-6.1": the KASAN/lockdep/UBSAN/
+#                         KFENCE kernel built from Debian's linux-source-6.1
+#                         by scripts/build-debug-kernel.sh (built on first
+#                         use, ~25 min on 2 cores; then cached)
 #   -p, --payload DIR     directory copied to /payload in the guest; its
 #                         run.sh is run with sh, its stdout is the TAP output
 #   -m, --module-src DIR  build the out-of-tree module in DIR (a copy of it)
@@ -26,7 +30,8 @@
 #   -o, --out DIR         output directory (default: <cache>/runs/<kver>-<time>)
 #   -t, --timeout SECS    payload time limit inside the guest (default 300);
 #                         the whole QEMU run is limited to this plus
-#                         EXT4DEC_VM_BOOT_TIMEOUT (default 180) seconds
+#                         EXT4DEC_VM_BOOT_TIMEOUT (default 180 seconds; 600
+#                         for a debug kernel)
 #       --mem MB          guest memory (default 1024)
 #       --smp N           guest CPUs (default 2)
 #       --disk-size SIZE  scratch disk size for truncate(1) (default 256M)
@@ -46,6 +51,10 @@
 #   EXT4DEC_VM_CPU            QEMU -cpu model (default: max for TCG, host for KVM)
 #   EXT4DEC_CACHE             cache directory (default ${XDG_CACHE_HOME:-~/.cache}/ext4dec)
 #   EXT4DEC_VM_BOOT_TIMEOUT   seconds allowed on top of the payload timeout
+#   EXT4DEC_VM_DEBUG_APPEND   kernel arguments added for a debug kernel
+#                             (default "kasan_multi_shot"; e.g. add
+#                             "debug_pagealloc=on kmemleak=on kmemleak.verbose=1")
+#   EXT4DEC_DEBUG_KERNEL_NO_BUILD=1  fail instead of building a missing debug kernel
 #   EXT4DEC_VM_DMESG_IGNORE   extended regex of dmesg lines not to count as failures
 #   EXT4DEC_VM_MODULES        like --modules
 #   EXT4DEC_QEMU              QEMU binary (default qemu-system-x86_64)
@@ -111,6 +120,8 @@ main() {
 	# --- kernel ------------------------------------------------------------------
 	kver=$(vm_kernel_for "$kspec")
 	vm_kernel_paths "$kver"
+	debug_kernel=0
+	if vm_kernel_is_debug "$kver"; then debug_kernel=1; fi
 	if [[ $print_kdir -eq 1 ]]; then
 		printf '%s\n' "$K_KDIR"
 		exit 0
@@ -375,6 +386,8 @@ main() {
 	fi
 
 	cmdline="console=ttyS0,115200 panic=-1 loglevel=7 printk.time=1 random.trust_cpu=on"
+	# Debug kernel: report every KASAN bug, not only the first one.
+	if [[ $debug_kernel -eq 1 ]]; then cmdline+=" ${EXT4DEC_VM_DEBUG_APPEND-kasan_multi_shot}"; fi
 	[[ -z $append ]] || cmdline+=" $append"
 
 	console_log="$out/console.log" results_log="$out/results.log"
@@ -394,9 +407,11 @@ main() {
 		-drive "file=$disk,format=raw,if=none,id=scratch,cache=unsafe"
 		-device "virtio-blk-pci,drive=scratch"
 	)
-	host_timeout=$((timeout_s + ${EXT4DEC_VM_BOOT_TIMEOUT:-180}))
+	# KASAN + lockdep under TCG boot several times slower.
+	boot_budget=${EXT4DEC_VM_BOOT_TIMEOUT:-$([[ $debug_kernel -eq 1 ]] && echo 600 || echo 180)}
+	host_timeout=$((timeout_s + boot_budget))
 	printf '%q ' "${qemu_cmd[@]}" >"$out/qemu-cmd.txt"
-	vm_log "booting $kver ($([[ ${EXT4DEC_KVM:-0} == 1 ]] && echo KVM || echo TCG), smp=$smp, mem=${mem}M, limit ${host_timeout}s); output in $out"
+	vm_log "booting $kver$([[ $debug_kernel -eq 1 ]] && echo ' (debug)') ($([[ ${EXT4DEC_KVM:-0} == 1 ]] && echo KVM || echo TCG), smp=$smp, mem=${mem}M, limit ${host_timeout}s); output in $out"
 
 	t_boot=$(date +%s.%N)
 	qemu_rc=0
@@ -456,7 +471,13 @@ main() {
 
 	# Kernel problems.  Scan the guest dmesg; if it never arrived (crash), scan
 	# the console log, which has the same kernel messages plus a panic, if any.
-	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking'
+	# Most sanitizer and lockdep reports start with "BUG:" or "WARNING:"
+	# (e.g. "BUG: KASAN: ...", "BUG: KFENCE: ...", "WARNING: suspicious RCU
+	# usage"); the rest are listed for the debug kernel: UBSAN, lockdep's
+	# non-static key and DEBUG_LOCKS_WARN_ON, debugobjects (ODEBUG), SLUB
+	# debug ("BUG kmalloc-64 (Not tainted): ..."), kmemleak (its summary; the
+	# objects are printed with kmemleak.verbose=1).
+	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x'
 	scan=$out/dmesg.txt
 	[[ -s $scan ]] || scan=$console_log
 	tr -d '\r' <"$scan" | grep -E "$bad_re" >"$work/bad" || true
@@ -470,7 +491,7 @@ main() {
 	fi
 
 	{
-		echo "kernel: $kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version))"
+		echo "kernel: $kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version)$([[ $debug_kernel -eq 1 ]] && echo ', debug build'))"
 		echo "accel: ${accel[*]}"
 		echo "boot to /init: ${boot_uptime:-?}s guest uptime; QEMU wall time: ${wall}s"
 		echo "payload exit: ${rc:-none}; fsck: ${fsck_rc:-none}; qemu exit: $qemu_rc"

@@ -24,14 +24,22 @@ pass=0 fail=0 skip=0
 src=build/module-src
 rm -rf "$src"
 mkdir -p "$src"
-cp -r Kbuild include szip ext4dec "$src/"
+cp -r Kbuild dkms.conf include szip ext4dec "$src/"
+
+# the payload: the selftests' scripts and the conversion scripts
+payload=build/vm-payload
+rm -rf "$payload"
+mkdir -p "$payload/bin"
+cp tests/selftests/run.sh tests/selftests/scripts.sh "$payload/"
+cp -L scripts/ext4dec-compress scripts/ext4dec-decompress \
+	scripts/ext4dec-status "$payload/bin/"
 
 for s in "${series[@]}"; do
 	out=build/vm/$s
 	rm -rf "$out"
 	mkdir -p "$out"
 	start=$SECONDS
-	tests/vm/run-vm.sh -k "$s" -p tests/selftests --module-src "$src" \
+	tests/vm/run-vm.sh -k "$s" -p "$payload" --module-src "$src" \
 		--bin tools/szip/szip --bin build/selftests/ext4dec_test \
 		--modules "loop xts cts sha512" \
 		-t 1500 -o "$out/run" >"$out/tap" 2>"$out/log"

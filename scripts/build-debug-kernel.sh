@@ -1,0 +1,593 @@
+#!/usr/bin/env bash
+#
+# scripts/build-debug-kernel.sh - build the "debug" kernel of the QEMU test
+# harness (tests/vm/run-vm.sh -k debug): Debian's linux-source-<series> with
+# KASAN (generic, inline), lockdep (PROVE_LOCKING), DEBUG_ATOMIC_SLEEP,
+# KFENCE, UBSAN, DEBUG_LIST, DEBUG_VM, DEBUG_OBJECTS, DEBUG_PAGEALLOC (off
+# at boot), kmemleak (off at boot) and fault injection, plus what ext4dec
+# needs (ftrace with regs, kprobes, KALLSYMS_ALL, livepatch, ext4, fscrypt,
+# fs-verity, loop, memcg).
+#
+# Usage: scripts/build-debug-kernel.sh [options]
+#
+#       --series S      linux-source series (default 6.1)
+#       --fragment FILE extra Kconfig fragment applied after the built-in one
+#                       (repeatable; part of the cache key)
+#   -j, --jobs N        parallel make jobs (default: nproc)
+#       --no-build      only look in the cache; exit 3 if the kernel is not
+#                       built (same as EXT4DEC_DEBUG_KERNEL_NO_BUILD=1)
+#       --print-kver    print only the kernel release on stdout (for scripts;
+#                       progress and the summary go to stderr)
+#       --print-dir     print only the cache directory on stdout
+#       --show-config   print the built-in config fragment and exit
+#       --prune         after a successful build or cache hit, delete the
+#                       other cached debug kernels (older keys) of the series
+#   -h, --help
+#
+# Configuration: x86_64_defconfig + the fragment in fragment() below
+# (+ --fragment files), merged with scripts/kconfig/merge_config.sh, then
+# olddefconfig.  Every "CONFIG_X=..." line of the fragments must survive
+# olddefconfig or the build stops (a missing dependency would otherwise
+# silently drop, say, KASAN).  The trim list ("is not set" lines) removes
+# hardware and subsystems the QEMU guest does not have; what Kconfig
+# re-selects anyway is only reported.
+#
+# Cache ($EXT4DEC_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
+#   kernels-debug/<version>-<hash>/      one build; <version> is the
+#       installed linux-source-<series> package version, <hash> covers the
+#       series, that version, the compiler version, the fragments and this
+#       script's content.  Same key = cache hit, nothing is rebuilt.
+#     src/        the unpacked source, built in place: it is also the tree
+#                 for out-of-tree modules (make -C src M=<dir> modules)
+#     root/boot/vmlinuz-<kver>, config-<kver>, System.map-<kver>
+#     root/lib/modules/<kver>/       modules_install + depmod output
+#     root/usr/src/linux-headers-<kver> -> ../../../src
+#     info        key=value lines (kver, version, build times, ...)
+#     build.log   make output;   .complete   written last
+#   kernels/<kver> -> ../kernels-debug/<key>   so the harness finds the
+#       kernel like a fetched Debian one (tests/vm/lib.sh)
+#   kernels-debug/.lock   flock(1): one debug kernel build at a time
+# <kver> is <version>-ext4dec-debug-<first 8 of hash>, e.g.
+# 6.1.192-ext4dec-debug-0123abcd, so modules built for one configuration
+# never load into another.
+#
+# An interrupted build resumes in the same directory (make is incremental).
+# Installs missing host packages with apt-get (as root or through sudo):
+#   linux-source-<series> build-essential bc bison flex libelf-dev
+#   libssl-dev dwarves cpio kmod rsync xz-utils
+#
+# Exit status: 0 ok, 1 build failure, 2 usage error, 3 not cached and
+# building was not allowed.
+
+set -euo pipefail
+
+self=$(readlink -f "${BASH_SOURCE[0]}")
+here=$(dirname "$self")
+# shellcheck source-path=SCRIPTDIR source=../tests/vm/lib.sh
+. "$here/../tests/vm/lib.sh"
+
+# fragment: the Kconfig fragment of the debug kernel.
+fragment() {
+	cat <<'FRAGMENT'
+# --- guest hardware: QEMU "pc" machine, virtio disk, serial console --------
+CONFIG_IKCONFIG=y
+CONFIG_IKCONFIG_PROC=y
+# CONFIG_LOCALVERSION_AUTO is not set
+CONFIG_LOG_BUF_SHIFT=20
+CONFIG_HYPERVISOR_GUEST=y
+CONFIG_PARAVIRT=y
+CONFIG_KVM_GUEST=y
+# CONFIG_XEN is not set
+# CONFIG_HYPERV is not set
+CONFIG_PCI=y
+CONFIG_PCI_MSI=y
+CONFIG_VIRTIO_MENU=y
+CONFIG_VIRTIO=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_BLK=y
+CONFIG_VIRTIO_CONSOLE=y
+CONFIG_HW_RANDOM_VIRTIO=y
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y
+CONFIG_ACPI=y
+CONFIG_BLK_DEV_INITRD=y
+CONFIG_DEVTMPFS=y
+CONFIG_TMPFS=y
+CONFIG_TMPFS_POSIX_ACL=y
+CONFIG_NR_CPUS=64
+# as in Debian's cloud kernel
+CONFIG_HZ_250=y
+CONFIG_PREEMPT_VOLUNTARY=y
+CONFIG_PREEMPT_DYNAMIC=y
+# --- trimmed: hardware the guest lacks, subsystems the tests do not use ----
+# CONFIG_WERROR is not set
+# CONFIG_SOUND is not set
+# CONFIG_DRM is not set
+# CONFIG_FB is not set
+# CONFIG_AGP is not set
+# CONFIG_USB_SUPPORT is not set
+# CONFIG_HID is not set
+# CONFIG_INPUT_KEYBOARD is not set
+# CONFIG_INPUT_MOUSE is not set
+# CONFIG_INPUT_JOYSTICK is not set
+# CONFIG_INPUT_TABLET is not set
+# CONFIG_INPUT_TOUCHSCREEN is not set
+# CONFIG_INPUT_MISC is not set
+# CONFIG_SERIO is not set
+# CONFIG_VT is not set
+# CONFIG_WIRELESS is not set
+# CONFIG_WLAN is not set
+# CONFIG_CFG80211 is not set
+# CONFIG_MAC80211 is not set
+# CONFIG_RFKILL is not set
+# CONFIG_NETDEVICES is not set
+# CONFIG_ETHERNET is not set
+# CONFIG_PHYLIB is not set
+# CONFIG_USB_NET_DRIVERS is not set
+# CONFIG_NETFILTER is not set
+# CONFIG_NET_SCHED is not set
+# CONFIG_IPV6 is not set
+# CONFIG_IP_PNP is not set
+# CONFIG_IP_ADVANCED_ROUTER is not set
+# CONFIG_IP_MROUTE is not set
+# CONFIG_NETLABEL is not set
+# CONFIG_XFRM_USER is not set
+# CONFIG_NET_9P is not set
+# CONFIG_NETWORK_FILESYSTEMS is not set
+# CONFIG_PCCARD is not set
+# CONFIG_ATA is not set
+# CONFIG_SCSI is not set
+# CONFIG_MD is not set
+# CONFIG_I2C is not set
+# CONFIG_HWMON is not set
+# CONFIG_THERMAL is not set
+# CONFIG_WATCHDOG is not set
+# CONFIG_MMC is not set
+# CONFIG_PTP_1588_CLOCK is not set
+# CONFIG_PPS is not set
+# CONFIG_CPU_FREQ is not set
+# CONFIG_HIBERNATION is not set
+# CONFIG_SUSPEND is not set
+# CONFIG_PM_DEBUG is not set
+# CONFIG_EFI is not set
+# CONFIG_KVM is not set
+# CONFIG_KEXEC is not set
+# CONFIG_CRASH_DUMP is not set
+# CONFIG_MICROCODE is not set
+# CONFIG_IOMMU_SUPPORT is not set
+# CONFIG_X86_PLATFORM_DEVICES is not set
+# CONFIG_DMADEVICES is not set
+# CONFIG_HOTPLUG_PCI is not set
+# CONFIG_ACPI_VIDEO is not set
+# CONFIG_ACPI_BATTERY is not set
+# CONFIG_ACPI_AC is not set
+# CONFIG_ACPI_FAN is not set
+# CONFIG_ACPI_DOCK is not set
+# CONFIG_AUDIT is not set
+# CONFIG_SECURITY_SELINUX is not set
+# CONFIG_BPF_SYSCALL is not set
+# CONFIG_CGROUP_DEBUG is not set
+# CONFIG_VFAT_FS is not set
+# CONFIG_MSDOS_FS is not set
+# CONFIG_ISO9660_FS is not set
+# CONFIG_AUTOFS_FS is not set
+# CONFIG_FUSE_FS is not set
+# CONFIG_PROFILING is not set
+# CONFIG_X86_MSR is not set
+# CONFIG_X86_CPUID is not set
+# CONFIG_DMI_SYSFS is not set
+# CONFIG_MACINTOSH_DRIVERS is not set
+# CONFIG_LOGO is not set
+# CONFIG_EARLY_PRINTK_DBGP is not set
+# CONFIG_EARLY_PRINTK_USB is not set
+# CONFIG_PROVIDE_OHCI1394_DMA_INIT is not set
+# CONFIG_MODVERSIONS is not set
+# CONFIG_MODULE_SIG is not set
+# --- what ext4dec and its tests use ------------------------------------------
+CONFIG_MODULES=y
+CONFIG_MODULE_UNLOAD=y
+CONFIG_KALLSYMS=y
+CONFIG_KALLSYMS_ALL=y
+CONFIG_KPROBES=y
+CONFIG_FTRACE=y
+CONFIG_FUNCTION_TRACER=y
+CONFIG_FUNCTION_GRAPH_TRACER=y
+CONFIG_DYNAMIC_FTRACE=y
+CONFIG_DYNAMIC_FTRACE_WITH_REGS=y
+CONFIG_STACK_TRACER=y
+CONFIG_FTRACE_SYSCALLS=y
+CONFIG_KPROBE_EVENTS=y
+CONFIG_LIVEPATCH=y
+CONFIG_ZLIB_INFLATE=y
+CONFIG_EXT4_FS=y
+CONFIG_EXT4_USE_FOR_EXT2=y
+CONFIG_EXT4_FS_POSIX_ACL=y
+CONFIG_EXT4_FS_SECURITY=y
+CONFIG_FS_ENCRYPTION=y
+CONFIG_FS_VERITY=y
+CONFIG_UNICODE=y
+CONFIG_QUOTA=y
+CONFIG_BTRFS_FS=m
+CONFIG_BTRFS_FS_POSIX_ACL=y
+CONFIG_SQUASHFS=m
+CONFIG_SQUASHFS_XATTR=y
+CONFIG_SQUASHFS_ZLIB=y
+CONFIG_SQUASHFS_LZ4=y
+CONFIG_SQUASHFS_LZO=y
+CONFIG_SQUASHFS_XZ=y
+CONFIG_SQUASHFS_ZSTD=y
+CONFIG_EROFS_FS=m
+CONFIG_EROFS_FS_ZIP=y
+CONFIG_BLK_DEV_LOOP=y
+CONFIG_CRYPTO_AES=y
+CONFIG_CRYPTO_XTS=y
+CONFIG_CRYPTO_CTS=y
+CONFIG_CRYPTO_SHA256=y
+CONFIG_CRYPTO_SHA512=y
+CONFIG_CRYPTO_HCTR2=y
+CONFIG_CGROUPS=y
+CONFIG_MEMCG=y
+CONFIG_BLK_CGROUP=y
+CONFIG_CGROUP_WRITEBACK=y
+CONFIG_TRANSPARENT_HUGEPAGE=y
+CONFIG_SWAP=y
+CONFIG_BINFMT_ELF=y
+CONFIG_BINFMT_SCRIPT=y
+CONFIG_BINFMT_MISC=y
+# --- debugging -------------------------------------------------------------------
+CONFIG_DEBUG_KERNEL=y
+CONFIG_DEBUG_INFO_NONE=y
+CONFIG_DEBUG_FS=y
+CONFIG_DEBUG_FS_ALLOW_ALL=y
+CONFIG_DEBUG_BUGVERBOSE=y
+CONFIG_FRAME_WARN=2048
+CONFIG_KASAN=y
+CONFIG_KASAN_GENERIC=y
+CONFIG_KASAN_INLINE=y
+CONFIG_KASAN_VMALLOC=y
+CONFIG_KFENCE=y
+CONFIG_UBSAN=y
+CONFIG_UBSAN_BOUNDS=y
+CONFIG_UBSAN_SHIFT=y
+CONFIG_UBSAN_BOOL=y
+CONFIG_UBSAN_ENUM=y
+CONFIG_UBSAN_SANITIZE_ALL=y
+# CONFIG_UBSAN_ALIGNMENT is not set
+CONFIG_PROVE_LOCKING=y
+CONFIG_PROVE_RCU=y
+CONFIG_DEBUG_ATOMIC_SLEEP=y
+CONFIG_LOCKDEP_BITS=16
+CONFIG_LOCKDEP_CHAINS_BITS=17
+CONFIG_LOCKDEP_STACK_TRACE_BITS=20
+CONFIG_DEBUG_LIST=y
+CONFIG_DEBUG_PLIST=y
+CONFIG_DEBUG_SG=y
+CONFIG_DEBUG_VM=y
+CONFIG_DEBUG_PAGEALLOC=y
+# CONFIG_DEBUG_PAGEALLOC_ENABLE_DEFAULT is not set
+CONFIG_DEBUG_OBJECTS=y
+CONFIG_DEBUG_OBJECTS_FREE=y
+CONFIG_DEBUG_OBJECTS_TIMERS=y
+CONFIG_DEBUG_OBJECTS_WORK=y
+CONFIG_DEBUG_OBJECTS_RCU_HEAD=y
+CONFIG_DEBUG_OBJECTS_PERCPU_COUNTER=y
+CONFIG_DEBUG_OBJECTS_ENABLE_DEFAULT=1
+CONFIG_DEBUG_KMEMLEAK=y
+CONFIG_DEBUG_KMEMLEAK_DEFAULT_OFF=y
+CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN=y
+CONFIG_FAULT_INJECTION=y
+CONFIG_FAILSLAB=y
+CONFIG_FAIL_PAGE_ALLOC=y
+CONFIG_FAIL_MAKE_REQUEST=y
+CONFIG_FUNCTION_ERROR_INJECTION=y
+CONFIG_FAIL_FUNCTION=y
+CONFIG_FAULT_INJECTION_DEBUG_FS=y
+CONFIG_SOFTLOCKUP_DETECTOR=y
+CONFIG_DETECT_HUNG_TASK=y
+CONFIG_WQ_WATCHDOG=y
+CONFIG_SCHED_STACK_END_CHECK=y
+CONFIG_DEBUG_STACK_USAGE=y
+CONFIG_HARDENED_USERCOPY=y
+CONFIG_FORTIFY_SOURCE=y
+# CONFIG_PANIC_ON_OOPS is not set
+# CONFIG_BUG_ON_DATA_CORRUPTION is not set
+FRAGMENT
+}
+
+# The whole script is one function, so bash parses all of it before running
+# anything: editing this file during a (long) build does not break the build.
+main() {
+	log() { printf 'build-debug-kernel: %s\n' "$*" >&2; }
+	# die MESSAGE [STATUS]
+	die() {
+		printf 'build-debug-kernel: error: %s\n' "$1" >&2
+		exit "${2:-1}"
+	}
+	usage() {
+		sed -n '3,/^$/{s/^# \{0,1\}//;p}' "$self"
+		exit "${1:-0}"
+	}
+
+	local series=6.1 jobs print=summary prune=0 no_build=${EXT4DEC_DEBUG_KERNEL_NO_BUILD:-0}
+	local extra_fragments=() f
+	jobs=$(nproc)
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+		--series) [[ $# -ge 2 ]] || die "$1 needs an argument" 2; series=$2; shift 2 ;;
+		--fragment) [[ $# -ge 2 ]] || die "$1 needs an argument" 2; extra_fragments+=("$(readlink -f "$2")"); shift 2 ;;
+		-j | --jobs) [[ $# -ge 2 ]] || die "$1 needs an argument" 2; jobs=$2; shift 2 ;;
+		--no-build) no_build=1; shift ;;
+		--print-kver) print=kver; shift ;;
+		--print-dir) print=dir; shift ;;
+		--show-config) fragment; exit 0 ;;
+		--prune) prune=1; shift ;;
+		-h | --help) usage 0 ;;
+		*) log "unknown argument: $1"; usage 2 >&2 ;;
+		esac
+	done
+	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || die "--series wants a version like 6.1, not '$series'" 2
+	[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs wants a positive number" 2
+	for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
+		[[ -f $f ]] || die "no such fragment: $f" 2
+	done
+
+	# --- host packages ---------------------------------------------------------
+	as_root() {
+		if [[ $EUID -eq 0 ]]; then
+			"$@"
+		elif command -v sudo >/dev/null; then
+			sudo "$@"
+		else
+			die "need root to run: $*"
+		fi
+	}
+	# install_missing PKG...: apt-get install those of PKG... not installed.
+	install_missing() {
+		local missing=() p
+		for p in "$@"; do
+			pkg_installed "$p" || missing+=("$p")
+		done
+		[[ ${#missing[@]} -eq 0 ]] && return 0
+		log "installing: ${missing[*]}"
+		if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
+			log "apt-get install failed; retrying after apt-get update"
+			as_root apt-get update -q >&2
+			as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+		fi
+	}
+
+	local src_pkg="linux-source-$series" tarball="/usr/src/linux-source-$series.tar.xz" version
+	version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || true)
+	if [[ -z $version || ! -f $tarball ]]; then
+		[[ $no_build == 1 ]] && die "$src_pkg is not installed, so no debug kernel can be identified (unset EXT4DEC_DEBUG_KERNEL_NO_BUILD to install and build it)" 3
+		install_missing "$src_pkg"
+		version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || true)
+		[[ -n $version && -f $tarball ]] || die "$src_pkg installed no $tarball"
+	fi
+
+	# --- cache key ---------------------------------------------------------------
+	local cc_version hash key cache base dir src root localversion kver=''
+	cc_version=$(gcc --version 2>/dev/null | head -n 1 || true)
+	hash=$(
+		{
+			printf 'series=%s\nsource=%s %s\ncc=%s\n' "$series" "$src_pkg" "$version" "$cc_version"
+			fragment
+			for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
+				printf '# --fragment %s\n' "$(basename "$f")"
+				cat "$f"
+			done
+			cat "$self"
+		} | sha256sum | cut -c1-12
+	)
+	key="${version//[^A-Za-z0-9.+-]/_}-$hash"
+	localversion="-ext4dec-debug-${hash:0:8}"
+	cache=$(vm_cache_dir)
+	base="$cache/kernels-debug"
+	dir="$base/$key"
+	src="$dir/src"
+	root="$dir/root"
+
+	# info KEY: one value of $dir/info.
+	info() { sed -n "s/^$1=//p" "$dir/info"; }
+
+	# finish hit|built: print what the caller asked for, and the summary: on
+	# stdout by default; with --print-kver/--print-dir on stderr, and only
+	# after a build.
+	finish() {
+		case $print in
+		kver) printf '%s\n' "$kver" ;;
+		dir) printf '%s\n' "$dir" ;;
+		esac
+		summary() {
+			printf 'debug kernel %s (%s %s, key %s)\n' "$kver" "$src_pkg" "$version" "$key"
+			printf '  bzImage:    %s\n' "$root/boot/vmlinuz-$kver"
+			printf '  modules:    %s\n' "$root/lib/modules/$kver"
+			printf '  build tree: %s  (make -C <that> M=<dir> modules)\n' "$src"
+			printf '  config:     %s (%s =y, %s =m)\n' "$root/boot/config-$kver" "$(info config_y)" "$(info config_m)"
+			printf '  built:      %s; make -j%s took %s s (%s s in all)\n' \
+				"$(info built)" "$(info jobs)" "$(info make_seconds)" "$(info total_seconds)"
+			printf '  boot it:    tests/vm/run-vm.sh -k debug-%s -p <payload>\n' "$series"
+		}
+		if [[ $print == summary ]]; then
+			summary
+		elif [[ $1 == built ]]; then
+			summary >&2
+		fi
+	}
+
+	# link_kernel: kernels/<kver> -> ../kernels-debug/<key>, so tests/vm/lib.sh
+	# finds the kernel like a fetched Debian one.
+	link_kernel() {
+		mkdir -p "$cache/kernels"
+		ln -sfn "../kernels-debug/$key" "$cache/kernels/$kver.tmp.$$"
+		mv -T "$cache/kernels/$kver.tmp.$$" "$cache/kernels/$kver"
+	}
+
+	# prune_others: delete the other debug kernels of this series and their links.
+	prune_others() {
+		local d k
+		for d in "$base"/*/; do
+			d=${d%/}
+			[[ $d != "$dir" && -f $d/series && $(cat "$d/series") == "$series" ]] || continue
+			k=$(sed -n 's/^kver=//p' "$d/info" 2>/dev/null || true)
+			log "pruning $d"
+			if [[ -n $k && -L $cache/kernels/$k ]]; then rm -f "$cache/kernels/$k"; fi
+			rm -rf "$d"
+		done
+	}
+
+	# cache_hit: finish and exit if $dir holds a complete build.
+	cache_hit() {
+		[[ -f $dir/.complete ]] || return 0
+		kver=$(info kver)
+		[[ -L $cache/kernels/$kver ]] || link_kernel
+		if [[ $prune == 1 ]]; then prune_others; fi
+		finish hit
+		exit 0
+	}
+
+	mkdir -p "$base"
+	if [[ -f $dir/.complete ]]; then
+		# Pruning deletes directories: take the lock for it.
+		if [[ $prune == 1 ]]; then exec 9>>"$base/.lock" && flock -x 9; fi
+		cache_hit
+	fi
+	[[ $no_build == 1 ]] && die "the debug kernel for $src_pkg $version is not built (no $dir/.complete); build it with scripts/build-debug-kernel.sh --series $series (about 25 minutes on 2 cores), or unset EXT4DEC_DEBUG_KERNEL_NO_BUILD" 3
+
+	exec 9>>"$base/.lock"
+	if ! flock -n -x 9; then
+		log "waiting for another debug kernel build to finish (lock $base/.lock)"
+		flock -x 9
+	fi
+	cache_hit # someone else may have built it while we waited
+
+	install_missing build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod rsync xz-utils
+	local t_all=$SECONDS resumed=0
+	mkdir -p "$dir"
+	printf '%s\n' "$series" >"$dir/series"
+
+	# --- unpack --------------------------------------------------------------------
+	if [[ ! -f $dir/.unpacked ]]; then
+		log "unpacking $tarball into $src"
+		rm -rf "$src"
+		mkdir -p "$src"
+		tar -xf "$tarball" -C "$src" --strip-components=1
+		[[ -f $src/Makefile && -d $src/arch/x86 ]] || die "$tarball does not look like a kernel source tree"
+		touch "$dir/.unpacked"
+	else
+		resumed=1
+		log "resuming the build in $dir"
+	fi
+
+	# --- configure -------------------------------------------------------------------
+	local frags=("$dir/fragment.config") line sym bad=0
+	if [[ ! -f $dir/.configured ]]; then
+		log "configuring: x86_64_defconfig + fragment(s) + olddefconfig"
+		{
+			fragment
+			printf 'CONFIG_LOCALVERSION="%s"\n' "$localversion"
+		} >"$dir/fragment.config"
+		for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
+			cp "$f" "$dir/extra-$(basename "$f")"
+			frags+=("$dir/extra-$(basename "$f")")
+		done
+		if ! {
+			make -C "$src" -s x86_64_defconfig &&
+				(cd "$src" && scripts/kconfig/merge_config.sh -m .config "${frags[@]}") &&
+				make -C "$src" -s olddefconfig
+		} >"$dir/config.log" 2>&1; then
+			tail -n 20 "$dir/config.log" >&2
+			die "configuration failed; see $dir/config.log"
+		fi
+		# Every value the fragments set must have survived olddefconfig.
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=*)
+				grep -qxF -- "$line" "$src/.config" && continue
+				log "config: wanted $line, got: $(grep -E "^${line%%=*}=|^# ${line%%=*} is not set" "$src/.config" || echo 'nothing (missing dependency?)')"
+				bad=1
+				;;
+			"# CONFIG_"*" is not set")
+				sym=${line#\# }
+				sym=${sym%% *}
+				if grep -q "^$sym=" "$src/.config"; then
+					log "config: note: $sym stays enabled (selected or not user-visible)"
+				fi
+				;;
+			esac
+		done < <(cat "${frags[@]}")
+		[[ $bad -eq 0 ]] || die "the configuration lacks required options (see above)"
+		touch "$dir/.configured"
+	fi
+	kver=$(make -C "$src" -s kernelrelease)
+	[[ $kver == *"$localversion" ]] || die "kernel release '$kver' does not end in $localversion"
+
+	# --- build -------------------------------------------------------------------------
+	local t_make=$SECONDS make_pid make_rc=0 make_s n=0
+	log "building $kver: make -j$jobs bzImage modules (log: $dir/build.log)"
+	make -C "$src" -j"$jobs" bzImage modules >>"$dir/build.log" 2>&1 &
+	make_pid=$!
+	# shellcheck disable=SC2317 # called through the EXIT trap
+	stop_make() { kill "$make_pid" 2>/dev/null || true; }
+	trap stop_make EXIT
+	while kill -0 "$make_pid" 2>/dev/null; do
+		sleep 2
+		n=$((n + 2))
+		if ((n % 120 == 0)); then
+			log "  ... $((SECONDS - t_make)) s: $(tail -n 1 "$dir/build.log" | cut -c1-90)"
+		fi
+	done
+	wait "$make_pid" || make_rc=$?
+	trap - EXIT
+	make_s=$((SECONDS - t_make))
+	if [[ $make_rc -ne 0 ]]; then
+		grep -E -m 20 ' error|Error [0-9]' "$dir/build.log" >&2 || tail -n 30 "$dir/build.log" >&2
+		die "make failed (status $make_rc) after $make_s s; see $dir/build.log (rerunning resumes)"
+	fi
+	log "make finished in $make_s s"
+
+	# --- install into the staging root ---------------------------------------------------
+	local moddir="$root.tmp/lib/modules/$kver"
+	rm -rf "$root.tmp"
+	mkdir -p "$root.tmp/boot" "$root.tmp/usr/src"
+	make -C "$src" -s INSTALL_MOD_PATH="$root.tmp" DEPMOD="$(command -v depmod)" modules_install >>"$dir/build.log" 2>&1 ||
+		die "modules_install failed; see $dir/build.log"
+	[[ -d $moddir ]] || die "modules_install created no $moddir"
+	cp "$src/arch/x86/boot/bzImage" "$root.tmp/boot/vmlinuz-$kver"
+	cp "$src/System.map" "$root.tmp/boot/System.map-$kver"
+	cp "$src/.config" "$root.tmp/boot/config-$kver"
+	ln -sfn ../../../src "$root.tmp/usr/src/linux-headers-$kver"
+	ln -sfn "../../../usr/src/linux-headers-$kver" "$moddir/build"
+	ln -sfn "../../../usr/src/linux-headers-$kver" "$moddir/source"
+	depmod -b "$root.tmp" "$kver"
+	rm -rf "$root"
+	mv "$root.tmp" "$root"
+
+	{
+		echo "kver=$kver"
+		echo "flavour=debug"
+		echo "series=$series"
+		echo "image_pkg=$src_pkg"
+		echo "version=$version"
+		echo "headers_pkg=linux-headers-$kver"
+		echo "tool_deps=gcc make bc bison flex libelf-dev libssl-dev"
+		echo "cc=$cc_version"
+		echo "key=$key"
+		echo "jobs=$jobs"
+		echo "resumed=$resumed"
+		echo "make_seconds=$make_s"
+		echo "total_seconds=$((SECONDS - t_all))"
+		echo "config_y=$(grep -c '=y$' "$src/.config")"
+		echo "config_m=$(grep -c '=m$' "$src/.config")"
+		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} >"$dir/info.tmp"
+	mv "$dir/info.tmp" "$dir/info"
+	touch "$dir/.complete.tmp"
+	mv "$dir/.complete.tmp" "$dir/.complete"
+	link_kernel
+	log "built $kver in $((SECONDS - t_all)) s (make: $make_s s, -j$jobs$([[ $resumed == 1 ]] && echo ', resumed')); $(du -sh "$dir" | cut -f1) in $dir"
+	if [[ $prune == 1 ]]; then prune_others; fi
+	finish built
+}
+
+main "$@"

@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/selftests/scripts.sh - ext4dec-compress, ext4dec-decompress and
+# ext4dec-status in the VM (busybox sh), with ext4dec loaded.  Every
+# failure mode must leave the original untouched and exit non-zero.
+# Prints TAP; exit 1 if a test failed.
+
+set -u
+top=${EXT4DEC_MNT:?}/scripts
+n=0
+failed=0
+PATH=/payload/bin:$PATH
+export PATH
+
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $*"; }
+# check NAME CMD...: one test; the output of a failing command is shown
+check() {
+	name=$1
+	shift
+	if "$@" >/tmp/check.out 2>&1; then
+		ok "$name"
+	else
+		not_ok "$name"
+		sed 's/^/# /' /tmp/check.out | tail -n 20
+	fi
+}
+sha() { sha256sum <"$1" | cut -d' ' -f1; }
+flags() { lsattr -d "$1" | cut -d' ' -f1; }
+# temps_in DIR: is a conversion temporary (.NAME.ext4dec-XXXXXX) in DIR?
+temps_in() {
+	for t in "$1"/.*.ext4dec-*; do
+		[ -e "$t" ] && return 0
+	done
+	return 1
+}
+
+# refused FILE REASON CMD...: CMD exits 1, names REASON, FILE unchanged
+refused() {
+	file=$1 reason=$2
+	shift 2
+	before=$(sha "$file") before_flags=$(flags "$file")
+	"$@" >/tmp/refused.out 2>&1
+	rc=$?
+	cat /tmp/refused.out
+	[ "$rc" = 1 ] || { echo "exit status $rc, expected 1"; return 1; }
+	grep -q "$reason" /tmp/refused.out || { echo "no '$reason' in the message"; return 1; }
+	[ "$(sha "$file")" = "$before" ] || { echo "$file changed"; return 1; }
+	[ "$(flags "$file")" = "$before_flags" ] || { echo "$file: flags changed"; return 1; }
+	! temps_in "$(dirname "$file")" || { echo "temporary left"; return 1; }
+}
+
+echo "TAP version 13"
+rm -rf "$top"
+mkdir -p "$top/lib"
+for f in /lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/libext2fs.so.2 \
+	/bin/busybox; do
+	[ -f "$f" ] && cp "$f" "$top/lib/"
+done
+chown 1234:567 "$top/lib/libc.so.6"
+chmod 0640 "$top/lib/libc.so.6"
+touch -d '2020-01-02 03:04:05' "$top/lib/libc.so.6"
+for f in "$top"/lib/*; do
+	echo "$(sha "$f") $(stat -c '%s %u:%g %a %Y' "$f") $f"
+done >/tmp/before
+
+# verify_lib c|-: every file in lib/ has its original contents, size, owner,
+# mode and mtime, and has (c) or has not (-) the +c flag
+verify_lib() {
+	want=$1
+	while read -r s size owner mode mtime f; do
+		[ "$(sha "$f")" = "$s" ] || { echo "$f: content"; return 1; }
+		# shellcheck disable=SC2046 # four words
+		set -- $(stat -c '%s %u:%g %a %Y' "$f")
+		[ "$1 $2 $3 $4" = "$size $owner $mode $mtime" ] ||
+			{ echo "$f: metadata $* != $size $owner $mode $mtime"; return 1; }
+		case $want:$(flags "$f") in
+		c:*c*) [ $(($(stat -c %b "$f") * 512)) -lt "$size" ] ||
+			{ echo "$f: no space saved"; return 1; } ;;
+		-:*c*) echo "$f: still +c"; return 1 ;;
+		c:*) echo "$f: not +c"; return 1 ;;
+		esac
+	done </tmp/before
+	! temps_in "$top/lib"
+}
+compress_lib() { ext4dec-compress -r -v "$top/lib" && verify_lib c; }
+check "compress_recursive_keeps_contents_owner_mode_mtime" compress_lib
+status_lists() {
+	ext4dec-status "$top" | tee /tmp/status.out
+	[ "$(grep -c '^active' /tmp/status.out)" -eq "$(wc -l </tmp/before)" ] &&
+		grep -q '^chunks_inflated' /tmp/status.out
+}
+check "status_lists_active_files_and_counters" status_lists
+check "program_runs_with_converted_libc" sh -c \
+	"LD_LIBRARY_PATH='$top/lib' '$top/lib/busybox' true"
+
+check "refuses_already_compressed" refused "$top/lib/busybox" "already compressed" \
+	ext4dec-compress "$top/lib/busybox"
+
+cp /bin/busybox "$top/plain"
+cp /bin/busybox /tmp/on-tmpfs
+check "refuses_not_ext4" refused /tmp/on-tmpfs "not on ext4" ext4dec-compress /tmp/on-tmpfs
+ln "$top/plain" "$top/hardlink"
+check "refuses_hard_linked" refused "$top/plain" "hard link" ext4dec-compress "$top/plain"
+rm "$top/hardlink"
+chattr +i "$top/plain"
+check "refuses_immutable" refused "$top/plain" "immutable" ext4dec-compress "$top/plain"
+chattr -i "$top/plain"
+(exec 3>>"$top/plain"; sleep 60) &
+writer=$!
+sleep 0.5
+check "refuses_open_for_writing" refused "$top/plain" "open for writing" \
+	ext4dec-compress "$top/plain"
+kill "$writer"
+wait "$writer" 2>/dev/null
+dd if=/dev/urandom of="$top/random" bs=64k count=16 2>/dev/null
+check "refuses_not_worth_it" refused "$top/random" "min-ratio" ext4dec-compress "$top/random"
+mkdir -p "$top/dir"
+check "refuses_directory_without_r" sh -c "! ext4dec-compress '$top/dir' 2>&1 | grep -q . ||
+	{ ext4dec-compress '$top/dir'; [ \$? = 1 ]; }"
+mkfifo "$top/fifo"
+check "refuses_fifo" sh -c "ext4dec-compress '$top/fifo'; [ \$? = 1 ]"
+check "dry_run_changes_nothing" sh -c "ext4dec-compress -n '$top/plain' | grep -q 'bytes (' &&
+	! lsattr '$top/plain' | grep -q '^[^ ]*c'"
+
+# a full file system: the temporary cannot be written
+full=/tmp/full
+if modprobe loop 2>/dev/null && truncate -s 8M /tmp/full.img &&
+	mkfs.ext4 -q -F -b 4096 /tmp/full.img && mkdir -p "$full" &&
+	mount -o loop /tmp/full.img "$full"; then
+	cp /bin/busybox "$full/victim"
+	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null
+	sync
+	check "refuses_when_disk_full" refused "$full/victim" "" ext4dec-compress "$full/victim"
+	umount "$full"
+else
+	ok "refuses_when_disk_full # SKIP no loop device"
+fi
+
+# killed in the middle: the original stays, no temporary stays
+awk 'BEGIN { srand(3); for (i = 0; i < 600000; i++) printf "line %d %d\n", i, int(rand() * 1000) }' >"$top/big"
+big_sha=$(sha "$top/big")
+killed() {
+	ext4dec-compress --level=9 --dict "$top/big" &
+	pid=$!
+	sleep 1
+	kill -"$1" "$pid"
+	wait "$pid"
+	[ "$(sha "$top/big")" = "$big_sha" ] || { echo "original changed"; return 1; }
+	case $(flags "$top/big") in *c*) echo "original became +c"; return 1 ;; esac
+	if [ "$1" = TERM ]; then
+		! temps_in "$top" || { echo "temporary left"; return 1; }
+	fi
+	rm -f "$top"/.*.ext4dec-*
+}
+check "killed_with_term_leaves_original_and_no_temporary" killed TERM
+check "killed_with_kill_leaves_original" killed KILL
+
+check "module_not_loaded_refused" sh -c "rmmod ext4dec &&
+	{ ext4dec-compress '$top/plain'; rc=\$?; modprobe ext4dec; [ \$rc = 1 ]; }"
+
+decompress_lib() { ext4dec-decompress -r -v "$top/lib" && verify_lib -; }
+check "decompress_recursive_restores_files" decompress_lib
+check "decompress_without_module_uses_raw_szip" sh -c "
+	ext4dec-compress '$top/plain' && s=\$(sha256sum < /bin/busybox) &&
+	rmmod ext4dec && ext4dec-decompress '$top/plain'; rc=\$?; modprobe ext4dec;
+	[ \$rc = 0 ] && [ \"\$(sha256sum < '$top/plain')\" = \"\$s\" ]"
+
+echo "1..$n"
+[ "$failed" = 0 ]
