@@ -23,7 +23,7 @@ check() {
 		ok "$name"
 	else
 		not_ok "$name"
-		sed 's/^/# /' /tmp/check.out | tail -n 20
+		sed 's/^/# /' /tmp/check.out | tail -n 40
 	fi
 }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
@@ -87,9 +87,12 @@ verify_lib() {
 compress_lib() { ext4dec-compress -r -v "$top/lib" && verify_lib c; }
 check "compress_recursive_keeps_contents_owner_mode_mtime" compress_lib
 status_lists() {
-	ext4dec-status "$top" | tee /tmp/status.out
-	[ "$(grep -c '^active' /tmp/status.out)" -eq "$(wc -l </tmp/before)" ] &&
-		grep -q '^chunks_inflated' /tmp/status.out
+	ext4dec-status "$top" >/tmp/status.out
+	while read -r s size owner mode mtime f; do
+		grep -q "^active .* $f\$" /tmp/status.out ||
+			{ cat /tmp/status.out; echo "no active row for $f"; return 1; }
+	done </tmp/before
+	grep -q '^chunks_inflated' /tmp/status.out
 }
 check "status_lists_active_files_and_counters" status_lists
 check "program_runs_with_converted_libc" sh -c \
