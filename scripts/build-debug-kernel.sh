@@ -124,12 +124,10 @@ CONFIG_PREEMPT_DYNAMIC=y
 # CONFIG_ETHERNET is not set
 # CONFIG_PHYLIB is not set
 # CONFIG_USB_NET_DRIVERS is not set
+# no TCP/IP at all (the guest has no network); NET and UNIX sockets stay
+# CONFIG_INET is not set
 # CONFIG_NETFILTER is not set
 # CONFIG_NET_SCHED is not set
-# CONFIG_IPV6 is not set
-# CONFIG_IP_PNP is not set
-# CONFIG_IP_ADVANCED_ROUTER is not set
-# CONFIG_IP_MROUTE is not set
 # CONFIG_NETLABEL is not set
 # CONFIG_XFRM_USER is not set
 # CONFIG_NET_9P is not set
@@ -154,6 +152,13 @@ CONFIG_PREEMPT_DYNAMIC=y
 # CONFIG_KEXEC is not set
 # CONFIG_CRASH_DUMP is not set
 # CONFIG_MICROCODE is not set
+# CONFIG_X86_MCE is not set
+# CONFIG_PERF_EVENTS_INTEL_UNCORE is not set
+# CONFIG_PERF_EVENTS_INTEL_RAPL is not set
+# CONFIG_PERF_EVENTS_INTEL_CSTATE is not set
+# CONFIG_PERF_EVENTS_AMD_UNCORE is not set
+# CONFIG_ASYMMETRIC_KEY_TYPE is not set
+# CONFIG_SYSTEM_TRUSTED_KEYRING is not set
 # CONFIG_IOMMU_SUPPORT is not set
 # CONFIG_X86_PLATFORM_DEVICES is not set
 # CONFIG_DMADEVICES is not set
@@ -256,6 +261,8 @@ CONFIG_UBSAN_SANITIZE_ALL=y
 CONFIG_PROVE_LOCKING=y
 CONFIG_PROVE_RCU=y
 CONFIG_DEBUG_ATOMIC_SLEEP=y
+CONFIG_DEBUG_PREEMPT=y
+CONFIG_DEBUG_IRQFLAGS=y
 CONFIG_LOCKDEP_BITS=16
 CONFIG_LOCKDEP_CHAINS_BITS=17
 CONFIG_LOCKDEP_STACK_TRACE_BITS=20
@@ -404,8 +411,8 @@ main() {
 			printf '  modules:    %s\n' "$root/lib/modules/$kver"
 			printf '  build tree: %s  (make -C <that> M=<dir> modules)\n' "$src"
 			printf '  config:     %s (%s =y, %s =m)\n' "$root/boot/config-$kver" "$(info config_y)" "$(info config_m)"
-			printf '  built:      %s; make -j%s took %s s (%s s in all)\n' \
-				"$(info built)" "$(info jobs)" "$(info make_seconds)" "$(info total_seconds)"
+			printf '  built:      %s; make -j%s took %s s, %s s of CPU (%s s in all)\n' \
+				"$(info built)" "$(info jobs)" "$(info make_seconds)" "$(info make_cpu_seconds)" "$(info total_seconds)"
 			printf '  boot it:    tests/vm/run-vm.sh -k debug-%s -p <payload>\n' "$series"
 		}
 		if [[ $print == summary ]]; then
@@ -519,12 +526,20 @@ main() {
 		[[ $bad -eq 0 ]] || die "the configuration lacks required options (see above)"
 		touch "$dir/.configured"
 	fi
-	kver=$(make -C "$src" -s kernelrelease)
-	[[ $kver == *"$localversion" ]] || die "kernel release '$kver' does not end in $localversion"
-
 	# --- build -------------------------------------------------------------------------
-	local t_make=$SECONDS make_pid make_rc=0 make_s n=0
-	log "building $kver: make -j$jobs bzImage modules (log: $dir/build.log)"
+	# child_cpu: CPU seconds used so far by the (waited-for) children of this
+	# shell, make and the compilers included.  With other load on the machine,
+	# make's CPU time / jobs estimates its wall time on an idle one.
+	# (Sets $cpu; "times" must run in this shell, not in a subshell.)
+	local cpu
+	child_cpu() {
+		times >"$dir/.times"
+		cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t }' "$dir/.times")
+	}
+	local t_make=$SECONDS cpu0 make_pid make_rc=0 make_s make_cpu n=0
+	child_cpu
+	cpu0=$cpu
+	log "building: make -j$jobs bzImage modules (log: $dir/build.log)"
 	make -C "$src" -j"$jobs" bzImage modules >>"$dir/build.log" 2>&1 &
 	make_pid=$!
 	# shellcheck disable=SC2317 # called through the EXIT trap
@@ -540,11 +555,16 @@ main() {
 	wait "$make_pid" || make_rc=$?
 	trap - EXIT
 	make_s=$((SECONDS - t_make))
+	child_cpu
+	make_cpu=$((cpu - cpu0))
 	if [[ $make_rc -ne 0 ]]; then
 		grep -E -m 20 ' error|Error [0-9]' "$dir/build.log" >&2 || tail -n 30 "$dir/build.log" >&2
 		die "make failed (status $make_rc) after $make_s s; see $dir/build.log (rerunning resumes)"
 	fi
-	log "make finished in $make_s s"
+	log "make finished in $make_s s ($make_cpu s of CPU)"
+	# (setlocalversion reads include/config/auto.conf, which make writes)
+	kver=$(make -C "$src" -s kernelrelease)
+	[[ $kver == *"$localversion" ]] || die "kernel release '$kver' does not end in $localversion"
 
 	# --- install into the staging root ---------------------------------------------------
 	local moddir="$root.tmp/lib/modules/$kver"
@@ -576,6 +596,7 @@ main() {
 		echo "jobs=$jobs"
 		echo "resumed=$resumed"
 		echo "make_seconds=$make_s"
+		echo "make_cpu_seconds=$make_cpu"
 		echo "total_seconds=$((SECONDS - t_all))"
 		echo "config_y=$(grep -c '=y$' "$src/.config")"
 		echo "config_m=$(grep -c '=m$' "$src/.config")"

@@ -304,7 +304,7 @@ _vm_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # vm_is_debug_spec SPEC: true for "debug", "debug-<series>" and the release
 # name of a debug kernel.
-vm_is_debug_spec() { [[ $1 == debug || $1 == debug-[0-9]* || $1 == *-ext4dec-debug-* ]]; }
+vm_is_debug_spec() { [[ $1 == debug || $1 == debug-[0-9]* || $1 == *-ext4dec-debug* ]]; }
 
 # vm_kernel_is_debug KVER: true if the cached kernel KVER is a debug build.
 vm_kernel_is_debug() {
@@ -316,7 +316,7 @@ vm_kernel_is_debug() {
 # EXT4DEC_DEBUG_KERNEL_NO_BUILD=1, in which case a missing kernel is an error.
 vm_debug_kernel_for() {
 	local spec=$1 series kver rc=0
-	if [[ $spec == *-ext4dec-debug-* ]]; then
+	if [[ $spec == *-ext4dec-debug* ]]; then
 		vm_kernel_cached "$spec" || vm_die "debug kernel $spec is not in the cache; use -k debug[-<series>] to build the current one"
 		printf '%s\n' "$spec"
 		return 0
