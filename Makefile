@@ -5,7 +5,9 @@
 #   make              build the szip tool, and ext4dec.ko against KDIR
 #   make check        install what the tests need, then run every test:
 #                     host suites, kernel lint, the selftests in QEMU on
-#                     Debian's 6.1 and 6.12 cloud kernels
+#                     Debian's 6.1 and 6.12 cloud kernels and on a debug
+#                     (KASAN, lockdep, KFENCE, UBSAN) kernel built from
+#                     Debian's linux-source-6.1 (DEBUG_KERNELS= skips it)
 #   make demo         a VM with a compressed libc.so.6 in use (DEMO_KERNEL)
 #   make clean        remove build products
 #
@@ -25,6 +27,7 @@ MODULE_SRCS := Kbuild dkms.conf include szip ext4dec
 CC	?= cc
 CLANG	?= clang
 KERNELS	?= 6.1 6.12
+DEBUG_KERNELS ?= debug
 FUZZ_SECONDS ?= 60
 
 WARN	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -48,7 +51,7 @@ UNIT	  := build/san/test_szip
 FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
 
-.PHONY: all tool module check deps fuzz demo clean install uninstall \
+.PHONY: all tool module check deps debug-kernel fuzz demo clean install uninstall \
 	install-module uninstall-module install-dkms
 
 all: tool module
@@ -121,11 +124,16 @@ deps:
 	scripts/install-deps.sh host
 	scripts/install-vm-deps.sh $(KERNELS)
 
+# The debug kernel of the VM lane (cached; ~16 min to build on 2 cores).
+debug-kernel:
+	$(if $(DEBUG_KERNELS),scripts/build-debug-kernel.sh,@:)
+
 # The one test command (README, .ci/run).
-check: deps
+check: deps debug-kernel
 	$(MAKE) all
 	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST)
-	tests/run-tests.sh --fuzz-seconds=$(FUZZ_SECONDS) --kernels="$(KERNELS)"
+	tests/run-tests.sh --fuzz-seconds=$(FUZZ_SECONDS) --kernels="$(KERNELS)" \
+		--debug-kernels="$(DEBUG_KERNELS)"
 
 # Boot a VM, compress a real shared library, activate it, run a program
 # against it, print sizes and counters (DEMO_KERNEL=6.1 for the other one).

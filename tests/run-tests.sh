@@ -8,11 +8,13 @@
 #   lint  scripts/kernel-lint.sh    checkpatch, kernel-doc, W=1 + sparse
 #   packaging tests/packaging/      make install/uninstall, DKMS, man pages
 #   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
+#         (the --kernels, then the --debug-kernels: KASAN/lockdep builds)
 # and print a closing "N passed, N failed" line over all of them.
 #
 # Options: --fuzz-seconds=N (default 60), --vectors=DIR (default
 # ../shared/vectors/szip next to the project; tests that need it skip
-# visibly when it is absent), --kernels="6.1 6.12", --host-only.
+# visibly when it is absent), --kernels="6.1 6.12" (lint, packaging, vm),
+# --debug-kernels="debug" (vm only; "" for none), --host-only.
 
 set -u
 
@@ -22,14 +24,16 @@ cd "$top" || exit 1
 fuzz_seconds=60
 vectors=$top/../shared/vectors/szip
 kernels="6.1 6.12"
+debug_kernels=debug
 host_only=0
 for arg in "$@"; do
 	case $arg in
 	--fuzz-seconds=*) fuzz_seconds=${arg#*=} ;;
 	--vectors=*) vectors=${arg#*=} ;;
 	--kernels=*) kernels=${arg#*=} ;;
+	--debug-kernels=*) debug_kernels=${arg#*=} ;;
 	--host-only) host_only=1 ;;
-	*) echo "usage: $0 [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--host-only]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--debug-kernels=LIST] [--host-only]" >&2; exit 2 ;;
 	esac
 done
 [[ -d $vectors ]] || echo "# NOTE: no conformance vectors at $vectors: vector tests skip"
@@ -77,7 +81,7 @@ if [[ $host_only -eq 0 ]]; then
 	# shellcheck disable=SC2086
 	run_suite packaging tests/packaging/test-packaging.sh $kernels
 	# shellcheck disable=SC2086
-	run_suite vm tests/vm/selftests.sh $kernels
+	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
 fi
 
 echo "# all: $pass passed, $fail failed, $skip skipped"
