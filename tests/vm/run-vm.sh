@@ -39,6 +39,11 @@
 #       --mount-opts OPTS ext4 mount options
 #       --no-mkfs         leave the scratch disk (/dev/vda) raw and unmounted
 #       --no-fsck         skip "e2fsck -fn" of the scratch disk after the payload
+#       --image FILE      attach the raw disk image FILE as the next virtio
+#                         disk (/dev/vdb, then /dev/vdc, ...; the payload
+#                         gets them in EXT4DEC_IMAGES).  The guest writes to
+#                         a throwaway overlay (QEMU snapshot=on): FILE itself
+#                         is never modified.  Repeatable.
 #       --append ARGS     extra kernel command line arguments
 #       --keep            keep the scratch disk image and initramfs in the output dir
 #   -v, --verbose         also stream the guest console to stderr
@@ -86,7 +91,7 @@ main() {
 	kspec='' payload='' out='' timeout_s=300 mem=1024 smp=2 disk_size=256M
 	mkfs=1 fsck=1 mkfs_opts='' mount_opts='' append='' keep=0 verbose=0 print_kdir=0
 	extra_modules=${EXT4DEC_VM_MODULES:-}
-	module_srcs=() kos=() bins=()
+	module_srcs=() kos=() bins=() images=()
 
 	need_arg() { [[ $# -ge 2 ]] || vm_die "$1 needs an argument"; }
 	while [[ $# -gt 0 ]]; do
@@ -106,6 +111,7 @@ main() {
 		--mount-opts) need_arg "$@"; mount_opts=$2; shift 2 ;;
 		--no-mkfs) mkfs=0; shift ;;
 		--no-fsck) fsck=0; shift ;;
+		--image) need_arg "$@"; images+=("$2"); shift 2 ;;
 		--append) need_arg "$@"; append=$2; shift 2 ;;
 		--keep) keep=1; shift ;;
 		-v | --verbose) verbose=1; shift ;;
@@ -129,6 +135,10 @@ main() {
 
 	[[ -n $payload ]] || vm_die "--payload is required"
 	[[ -f $payload/run.sh ]] || vm_die "$payload/run.sh does not exist"
+	for f in ${images[@]+"${images[@]}"}; do
+		[[ -f $f && -r $f ]] || vm_die "--image $f: no such readable file"
+	done
+	[[ ${#images[@]} -le 24 ]] || vm_die "at most 24 --image disks"
 	qemu=${EXT4DEC_QEMU:-qemu-system-x86_64}
 	command -v "$qemu" >/dev/null || vm_die "$qemu not found (run scripts/install-vm-deps.sh)"
 	for t in cpio depmod modprobe modinfo ldd; do
@@ -360,12 +370,25 @@ main() {
 		add_bin "$run_root" "$p"
 	done
 
+	# --image disks follow the scratch disk (vda): vdb, vdc, ...
+	# (QEMU's -drive wants commas in the file name doubled.)
+	image_devs='' image_drives=() letters=bcdefghijklmnopqrstuvwxy
+	i=0
+	for f in ${images[@]+"${images[@]}"}; do
+		f=$(readlink -f "$f")
+		image_devs+="${image_devs:+ }/dev/vd${letters:i:1}"
+		image_drives+=(-drive "file=${f//,/,,},format=raw,if=none,id=image$i,snapshot=on,cache=unsafe"
+			-device "virtio-blk-pci,drive=image$i")
+		i=$((i + 1))
+	done
+
 	# Configuration read by /init (shell syntax; values quoted with %q).
 	{
 		printf 'VM_MODULES=%q\n' "$boot_modules"
 		printf 'VM_MKFS=%q\nVM_FSCK=%q\n' "$mkfs" "$fsck"
 		printf 'VM_MKFS_OPTS=%q\nVM_MOUNT_OPTS=%q\n' "$mkfs_opts" "$mount_opts"
 		printf 'VM_PAYLOAD_TIMEOUT=%q\n' "$timeout_s"
+		printf 'VM_IMAGES=%q\n' "$image_devs"
 	} >"$run_root/etc/ext4dec-vm.conf"
 
 	# The kernel unpacks concatenated newc archives in order, later files
@@ -377,6 +400,9 @@ main() {
 	disk="$work/scratch.img"
 	truncate -s "$disk_size" "$disk"
 	vm_log "prepared initramfs ($(du -h "$initrd" | cut -f1)) and ${disk_size} disk in $((SECONDS - t_prep))s"
+	for f in ${images[@]+"${images[@]}"}; do
+		vm_log "image $f attached; guest writes go to a throwaway overlay"
+	done
 
 	# --- QEMU ----------------------------------------------------------------------
 	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
@@ -410,6 +436,7 @@ main() {
 		-chardev "file,id=res,path=$results_log" -serial chardev:res
 		-drive "file=$disk,format=raw,if=none,id=scratch,cache=unsafe"
 		-device "virtio-blk-pci,drive=scratch"
+		${image_drives[@]+"${image_drives[@]}"}
 	)
 	# KASAN + lockdep under TCG boot several times slower.
 	boot_budget=${EXT4DEC_VM_BOOT_TIMEOUT:-$([[ $debug_kernel -eq 1 ]] && echo 600 || echo 180)}
