@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# bench/lib.sh - helpers shared by the benchmark scripts (sourced).
+#
+# Builds on tests/vm/lib.sh (cache directory, apt helpers, kernel cache).
+# Cache layout under $EXT4DEC_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
+#   bench/data/<package>_<version>/   files extracted from downloaded .debs
+#   bench/images/<config>-<key>.img   disk images, keyed by their inputs
+#   bench/tools/                      guest binaries fetched from .debs
+
+_bench_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tests/vm/lib.sh
+. "$_bench_here/../tests/vm/lib.sh"
+
+bench_log() { printf 'ext4dec-bench: %s\n' "$*" >&2; }
+bench_die() {
+	printf 'ext4dec-bench: error: %s\n' "$*" >&2
+	exit 1
+}
+
+# bench_cache_dir: print (and create) <cache>/bench.
+bench_cache_dir() {
+	local d
+	d="$(vm_cache_dir)/bench"
+	mkdir -p "$d"
+	printf '%s\n' "$d"
+}
+
+# bench_as_root CMD...: run CMD as root (directly or through sudo).
+bench_as_root() {
+	if [[ $EUID -eq 0 ]]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		bench_die "need root to run: $*"
+	fi
+}
+
+# bench_install_missing PKG...: apt-get install those of PKG... that are
+# not installed (as scripts/install-deps.sh does).
+bench_install_missing() {
+	local todo=() p
+	for p in "$@"; do
+		pkg_installed "$p" || todo+=("$p")
+	done
+	[[ ${#todo[@]} -gt 0 ]] || return 0
+	bench_log "installing ${todo[*]}"
+	bench_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+	bench_as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${todo[@]}" >&2
+}
+
+# bench_deb_extract PKG VERSION DEST PATH...: download PKG=VERSION with
+# apt-get download (nothing is installed) and copy each PATH (absolute, as
+# in the package) to DEST/<basename>.  Symlinks inside the package are
+# followed.
+bench_deb_extract() {
+	local pkg=$1 ver=$2 dest=$3 dl p src
+	shift 3
+	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-bench-dl.XXXXXX")
+	# apt-get download drops privileges to _apt when run as root
+	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
+	bench_log "downloading $pkg=$ver"
+	if ! (cd "$dl" && apt-get download -q "$pkg=$ver" >&2); then
+		rm -rf "$dl"
+		bench_die "apt-get download $pkg=$ver failed (try: apt-get update)"
+	fi
+	mkdir -p "$dl/root"
+	dpkg-deb -x "$dl"/*.deb "$dl/root" || {
+		rm -rf "$dl"
+		bench_die "dpkg-deb -x of $pkg=$ver failed"
+	}
+	mkdir -p "$dest"
+	for p in "$@"; do
+		src=$dl/root$p
+		# resolve symlinks inside the unpacked tree
+		while [[ -L $src ]]; do
+			local t
+			t=$(readlink "$src")
+			if [[ $t == /* ]]; then src=$dl/root$t; else src=$(dirname "$src")/$t; fi
+		done
+		[[ -f $src ]] || {
+			rm -rf "$dl"
+			bench_die "$pkg=$ver has no file $p"
+		}
+		cp "$src" "$dest/$(basename "$p")"
+	done
+	rm -rf "$dl"
+}
+
+# bench_sha FILE...: short content hash of files (for cache keys).
+bench_sha() { cat "$@" | sha256sum | cut -c1-12; }
+
+# --- configurations ----------------------------------------------------------
+#
+# NAME KIND OPTIONS (options comma-separated).  Kinds:
+#   ext4      the files as they are, on ext4 (mkfs.ext4 -d on the host)
+#   szip      each file packed by tools/szip/szip with OPTIONS (--filter=
+#             only for ELF files, as ext4dec-compress does), on ext4, made
+#             active with chattr +c in the guest
+#   squashfs  mksquashfs OPTIONS
+#   erofs     mkfs.erofs OPTIONS (skipped when this mkfs.erofs lacks the
+#             compressor)
+#   btrfs     mkfs.btrfs on the host, files copied in the guest with mount
+#             option OPTIONS
+# Names are at most 20 characters: they are the disks' virtio serial numbers.
+bench_all_configs=(
+	"ext4 ext4 -"
+	"szip-4k-x86 szip --chunk-size=4K,--filter=x86"
+	"szip-4k-x86-dict szip --chunk-size=4K,--filter=x86,--dict"
+	"szip-16k szip --chunk-size=16K"
+	"szip-16k-x86 szip --chunk-size=16K,--filter=x86"
+	"szip-16k-x86-dict szip --chunk-size=16K,--filter=x86,--dict"
+	"szip-32k-x86 szip --chunk-size=32K,--filter=x86"
+	"sqfs-gzip-16k squashfs -comp,gzip,-b,16K"
+	"sqfs-gzip-128k squashfs -comp,gzip,-b,128K"
+	"sqfs-zstd-128k squashfs -comp,zstd,-b,128K"
+	"sqfs-lz4hc-128k squashfs -comp,lz4,-Xhc,-b,128K"
+	"erofs-lz4hc-16k erofs -zlz4hc,-C16384"
+	"erofs-deflate-16k erofs -zdeflate,-C16384"
+	"btrfs-zlib btrfs compress-force=zlib"
+	"btrfs-zstd btrfs compress-force=zstd"
+)
+# BENCH_QUICK=1: one of each kind
+# shellcheck disable=SC2034 # used by run-bench.sh
+bench_quick_configs="ext4 szip-16k-x86 sqfs-gzip-128k erofs-lz4hc-16k btrfs-zlib"
+
+# bench_config NAME: set C_NAME, C_KIND, C_OPTS (array) for NAME; false if
+# there is no such configuration.
+# shellcheck disable=SC2034 # the C_* globals are used by the callers
+bench_config() {
+	local line n k o
+	for line in "${bench_all_configs[@]}"; do
+		read -r n k o <<<"$line"
+		[[ $n == "$1" ]] || continue
+		C_NAME=$n C_KIND=$k
+		C_OPTS=()
+		[[ $o == - ]] || IFS=, read -r -a C_OPTS <<<"$o"
+		return 0
+	done
+	return 1
+}
+
+# bench_is_elf FILE: true if FILE starts with the ELF magic.
+bench_is_elf() { [[ $(head -c 4 "$1" | od -An -tx1 | tr -d ' \n') == 7f454c46 ]]; }
