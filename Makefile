@@ -37,7 +37,7 @@ CFLAGS	?= -O2 -g
 USER_CFLAGS := -std=gnu11 $(WARN) $(INCS) $(CFLAGS)
 SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 	   -fno-omit-frame-pointer
-LIBS	:= -ldeflate -lz
+LIBS	:= -ldeflate -lz -lzstd -llz4 -lxxhash
 
 SZIP_SRCS := szip/header.c szip/decode.c szip/bcj.c
 TOOL_SRCS := tools/szip/main.c tools/szip/pack.c
@@ -79,7 +79,7 @@ $(UNIT): $(SZIP_SRCS) $(UNIT_SRCS) $(HDRS)
 $(FUZZ): $(SZIP_SRCS) $(FUZZ_SRCS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(USER_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $(SZIP_SRCS) $(FUZZ_SRCS) -lz
+		-fno-sanitize-recover=all -o $@ $(SZIP_SRCS) $(FUZZ_SRCS) -lz -lzstd -llz4 -lxxhash
 
 # Install: the tool under PREFIX, and the module for KVER (from KDIR) into
 # /lib/modules/KVER/extra, then depmod.  DESTDIR stages a package.

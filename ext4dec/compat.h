@@ -80,4 +80,11 @@ static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
 	return folio;
 }
 
+/*
+ * zstd decompression with a dictionary (zstd_create_ddict_byreference(),
+ * zstd_decompress_using_ddict()): exported by 6.12, absent from 6.1's
+ * <linux/zstd.h>.  Without it, zstd files with a dictionary are refused.
+ */
+#define EXT4DEC_HAVE_ZSTD_DDICT	EXT4DEC_SINCE(6, 12, 0)
+
 #endif /* _EXT4DEC_COMPAT_H */

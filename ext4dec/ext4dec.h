@@ -29,12 +29,17 @@
 /* corrupt compressed data, as erofs and ext4 spell it */
 #define EFSCORRUPTED	EUCLEAN
 
+/* Largest uncompressed chunk: v2's (v1's is 32 KiB) */
+#define EXT4DEC_MAX_CHUNK	SZIP2_MAX_CHUNK_SIZE
+
 /*
- * Largest compressed chunk the module reads: a deflate stream of a chunk
+ * Largest compressed chunk the module reads: a v1 deflate stream of a chunk
  * stored without compression is a few bytes longer than the chunk, and no
- * encoder writes much more.  A file with a longer chunk is refused.
+ * encoder writes much more; a v2 chunk is never longer than the chunk.  A
+ * file with a longer chunk is refused.
  */
-#define EXT4DEC_MAX_CLEN	(2 * SZIP_MAX_CHUNK_SIZE + 4096)
+#define EXT4DEC_MAX_CLEN	max(2 * SZIP_MAX_CHUNK_SIZE + 4096, \
+				    SZIP2_MAX_CHUNK_SIZE)
 
 /* Largest dictionary + offset table kept in memory (4M chunks) */
 #define EXT4DEC_MAX_META	(16U << 20)
@@ -64,10 +69,9 @@ struct ext4dec_extent {
  * @rcu: frees the structure after readers that found it through
  *	@inode->i_private are done
  * @opens: open files using ext4dec's file operations
- * @info: the validated szip header
- * @meta: dictionary followed by the offset table (kvmalloc'ed)
- * @dict: the dictionary inside @meta (NULL without one)
- * @table: the offset table inside @meta
+ * @sf: the validated szip header, and pointers into @meta for the
+ *	dictionary and the tables (szip_file_set_meta())
+ * @meta: dictionary, offset table and checksum table (kvmalloc'ed)
  * @extents: block map of the compressed file, sorted by @lblk
  * @nr_extents: entries in @extents
  * @raw_size: the file's size on disk (the szip file's length)
@@ -85,10 +89,8 @@ struct ext4dec_inode {
 	struct kref ref;
 	struct rcu_head rcu;
 	atomic_t opens;
-	struct szip_info info;
+	struct szip_file sf;
 	u8 *meta;
-	const u8 *dict;
-	const u8 *table;
 	struct ext4dec_extent *extents;
 	u32 nr_extents;
 	loff_t raw_size;
@@ -102,6 +104,7 @@ struct ext4dec_inode {
 /* Reasons an activation is refused; each has a counter in sysfs. */
 enum ext4dec_refusal {
 	EXT4DEC_REFUSED_NOT_SZIP,
+	EXT4DEC_REFUSED_UNSUPPORTED,
 	EXT4DEC_REFUSED_WRITERS,
 	EXT4DEC_REFUSED_MAPPED,
 	EXT4DEC_REFUSED_ENCRYPTED,

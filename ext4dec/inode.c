@@ -34,6 +34,7 @@ static bool shutting_down;
 
 static const int refusal_errno[EXT4DEC_NR_REFUSALS] = {
 	[EXT4DEC_REFUSED_NOT_SZIP] = -EINVAL,
+	[EXT4DEC_REFUSED_UNSUPPORTED] = -EOPNOTSUPP,
 	[EXT4DEC_REFUSED_WRITERS] = -ETXTBSY,
 	[EXT4DEC_REFUSED_MAPPED] = -EBUSY,
 	[EXT4DEC_REFUSED_ENCRYPTED] = -EOPNOTSUPP,
@@ -62,6 +63,7 @@ static void free_rcu(struct rcu_head *rcu)
 	struct ext4dec_inode *ei = container_of(rcu, struct ext4dec_inode, rcu);
 
 	kvfree(ei->extents);
+	szip_file_release(&ei->sf);
 	kvfree(ei->meta);
 	kfree(ei);
 }
@@ -106,6 +108,7 @@ static int refuse(struct inode *inode, struct dentry *dentry,
 {
 	static const char *const what[EXT4DEC_NR_REFUSALS] = {
 		[EXT4DEC_REFUSED_NOT_SZIP] = "not a valid szip file",
+		[EXT4DEC_REFUSED_UNSUPPORTED] = "needs what this kernel lacks",
 		[EXT4DEC_REFUSED_WRITERS] = "open for writing",
 		[EXT4DEC_REFUSED_MAPPED] = "mapped",
 		[EXT4DEC_REFUSED_ENCRYPTED] = "encrypted files are not supported",
@@ -147,58 +150,62 @@ static int read_cached(struct inode *inode, loff_t pos, void *buf, size_t len)
 	return 0;
 }
 
-/* Read and validate the header, dictionary and offset table. */
+/* Read and validate the header, dictionary and tables. */
 static int read_szip_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 {
+	struct szip_info *info = &ei->sf.info;
 	struct inode *inode = ei->inode;
-	u8 hdr[SZIP_HEADER_SIZE];
-	size_t meta_len;
+	u8 hdr[SZIP2_HEADER_SIZE];
+	size_t hdr_len, meta_len;
 	char detail[64];
 	u32 bad, i;
 	int ret;
 
-	if (ei->raw_size < SZIP_HEADER_SIZE)
-		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-			      szip_strerror(SZIP_ERR_SHORT));
-	if (read_cached(inode, 0, hdr, sizeof(hdr)))
+	hdr_len = min_t(loff_t, ei->raw_size, sizeof(hdr));
+	if (read_cached(inode, 0, hdr, hdr_len))
 		return refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
-	ret = szip_parse_header(&ei->info, hdr, sizeof(hdr), ei->raw_size);
+	ret = szip_parse_header(info, hdr, hdr_len, ei->raw_size);
 	if (ret)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
 			      szip_strerror(ret));
+	ret = szip_check_support(info);
+	if (ret)
+		return refuse(inode, dentry, EXT4DEC_REFUSED_UNSUPPORTED,
+			      szip_strerror(ret));
 	/* each page must lie in one chunk (only systems with pages > 4K) */
-	if (ei->info.chunk_size % PAGE_SIZE)
+	if (info->chunk_size % PAGE_SIZE)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
 			      "chunk size smaller than the page size");
 
-	if (ei->info.size > inode->i_sb->s_maxbytes)
+	if (info->size > inode->i_sb->s_maxbytes)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
 			      "uncompressed size above the file system's limit");
-	meta_len = ei->info.data_offset - SZIP_HEADER_SIZE;
-	if (meta_len > EXT4DEC_MAX_META)
+	if (info->data_offset - info->dict_offset > EXT4DEC_MAX_META)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-			      "offset table and dictionary over 16 MiB");
+			      "tables and dictionary over 16 MiB");
+	meta_len = info->data_offset - info->dict_offset;
 	ei->meta = kvmalloc(meta_len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ei->meta)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
-	if (read_cached(inode, SZIP_HEADER_SIZE, ei->meta, meta_len))
+	if (read_cached(inode, info->dict_offset, ei->meta, meta_len))
 		return refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
-	ei->dict = ei->info.dict_size ? ei->meta : NULL;
-	ei->table = ei->meta + ei->info.dict_size;
+	szip_file_set_meta(&ei->sf, ei->meta);
 
-	if (szip_check_table(&ei->info, ei->table, &bad)) {
+	if (szip_check_table(&ei->sf, &bad)) {
 		snprintf(detail, sizeof(detail), "offset table entry %u out of order or range",
 			 bad);
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP, detail);
 	}
-	for (i = 0; i < ei->info.nr_chunks; i++) {
-		if (szip_chunk_clen(&ei->info, ei->table, i) > EXT4DEC_MAX_CLEN) {
+	for (i = 0; i < info->nr_chunks; i++) {
+		if (szip_chunk_clen(&ei->sf, i) > EXT4DEC_MAX_CLEN) {
 			snprintf(detail, sizeof(detail), "chunk %u: compressed size over %u bytes",
 				 i, EXT4DEC_MAX_CLEN);
 			return refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
 				      detail);
 		}
 	}
+	if (szip_file_prepare(&ei->sf))
+		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
 	return 0;
 }
 
@@ -215,11 +222,11 @@ static int map_file(struct ext4dec_inode *ei, struct dentry *dentry)
 	if (!ei->extents)
 		return refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
 	/* bytes after totalSize are never read */
-	while (pos < ei->info.total_size) {
+	while (pos < ei->sf.info.total_size) {
 		struct ext4dec_extent *e;
 		struct iomap map;
 
-		err = ext4dec_ext4_map(inode, pos, ei->info.total_size - pos, &map);
+		err = ext4dec_ext4_map(inode, pos, ei->sf.info.total_size - pos, &map);
 		if (err == -EOPNOTSUPP)
 			return refuse(inode, dentry, EXT4DEC_REFUSED_INLINE, NULL);
 		if (err || map.offset > pos || !map.length)
@@ -283,7 +290,7 @@ static void install(struct ext4dec_inode *ei)
 	ei->orig_aops = inode->i_mapping->a_ops;
 	ei->orig_fop = inode->i_fop;
 	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
-	i_size_write(inode, ei->info.size);
+	i_size_write(inode, ei->sf.info.size);
 }
 
 /* Undo install(); the page cache holds uncompressed data until then. */

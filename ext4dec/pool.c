@@ -41,7 +41,7 @@ int ext4dec_pool_init(unsigned int count)
 		struct ext4dec_ws *ws = &all_ws[i];
 
 		ws->dec = kvmalloc(szip_decoder_size(), GFP_KERNEL);
-		ws->out = kvmalloc(SZIP_MAX_CHUNK_SIZE, GFP_KERNEL);
+		ws->out = kvmalloc(EXT4DEC_MAX_CHUNK, GFP_KERNEL);
 		if (!ws->dec || !ws->out || szip_decoder_init(ws->dec)) {
 			kvfree(ws->dec);
 			ws->dec = NULL;

@@ -180,7 +180,7 @@ static int read_raw(struct ext4dec_inode *ei, loff_t pos, size_t len,
 
 static loff_t chunk_pos(const struct ext4dec_inode *ei, u32 chunk)
 {
-	return (loff_t)chunk * ei->info.chunk_size;
+	return (loff_t)chunk * ei->sf.info.chunk_size;
 }
 
 static void chunk_error(struct ext4dec_inode *ei, u32 chunk, const char *what)
@@ -194,17 +194,16 @@ static void chunk_error(struct ext4dec_inode *ei, u32 chunk, const char *what)
 static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
 		  const u8 *in)
 {
-	u32 clen = szip_chunk_clen(&ei->info, ei->table, chunk);
+	u32 clen = szip_chunk_clen(&ei->sf, chunk);
 	int ret;
 
-	ret = szip_decode_chunk(ws->dec, &ei->info, ei->dict, chunk, in, clen,
-				ws->out);
+	ret = szip_decode_chunk(ws->dec, &ei->sf, chunk, in, clen, ws->out);
 	if (ret) {
 		chunk_error(ei, chunk, szip_strerror(ret));
 		return -EFSCORRUPTED;
 	}
 	atomic64_inc(&ext4dec_stats.chunks_inflated);
-	atomic64_add(szip_chunk_ulen(&ei->info, chunk),
+	atomic64_add(szip_chunk_ulen(&ei->sf.info, chunk),
 		     &ext4dec_stats.uncompressed_bytes);
 	return 0;
 }
@@ -218,11 +217,11 @@ static void fill_folio(struct ext4dec_inode *ei, struct folio *folio,
 		       const u8 *out, u32 chunk)
 {
 	loff_t start = chunk_pos(ei, chunk), pos = folio_pos(folio);
-	size_t ulen = szip_chunk_ulen(&ei->info, chunk), size = folio_size(folio);
+	size_t ulen = szip_chunk_ulen(&ei->sf.info, chunk), size = folio_size(folio);
 	size_t off, n, done;
 
 	if (!out || WARN_ON_ONCE(pos < start ||
-				 pos + size > start + ei->info.chunk_size)) {
+				 pos + size > start + ei->sf.info.chunk_size)) {
 		folio_unlock(folio);
 		return;
 	}
@@ -244,11 +243,12 @@ static void fill_folio(struct ext4dec_inode *ei, struct folio *folio,
 /* The last chunk of a batch starting at @first that ends by @limit. */
 static u32 batch_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
 {
-	u32 start = szip_chunk_offset(ei->table, first), last = first;
+	u64 start = szip_chunk_offset(&ei->sf, first);
+	u32 last = first;
 
 	while (last < limit &&
-	       szip_chunk_offset(ei->table, last + 1) +
-	       szip_chunk_clen(&ei->info, ei->table, last + 1) - start <= BATCH_BYTES)
+	       szip_chunk_offset(&ei->sf, last + 1) +
+	       szip_chunk_clen(&ei->sf, last + 1) - start <= BATCH_BYTES)
 		last++;
 	return last;
 }
@@ -263,12 +263,12 @@ static void ext4dec_readahead(struct readahead_control *rac)
 
 	if (!ei)
 		return;		/* the caller drops the folios left */
-	csize = ei->info.chunk_size;
+	csize = ei->sf.info.chunk_size;
 
 	/* whole chunks (of any multiple of 4 KiB), so each is inflated once */
 	start = rounddown(readahead_pos(rac), csize);
 	end = min_t(loff_t, roundup(readahead_pos(rac) + readahead_length(rac), csize),
-		    round_up(ei->info.size, PAGE_SIZE));
+		    round_up(ei->sf.info.size, PAGE_SIZE));
 	if (end > start)
 		readahead_expand(rac, start, end - start);
 
@@ -282,7 +282,7 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		u8 *buf = NULL;
 		int err;
 
-		if (folio_pos(folio) >= ei->info.size) {
+		if (folio_pos(folio) >= ei->sf.info.size) {
 			/* past EOF: a reader that sampled the raw size */
 			folio_unlock(folio);
 			folio = readahead_folio(rac);
@@ -290,11 +290,11 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		}
 		if (readahead_count(rac))
 			last = (readahead_pos(rac) + readahead_length(rac) - 1) / csize;
-		last = batch_end(ei, first, min(last, ei->info.nr_chunks - 1));
-		raw_start = szip_chunk_offset(ei->table, first);
+		last = batch_end(ei, first, min(last, ei->sf.info.nr_chunks - 1));
+		raw_start = szip_chunk_offset(&ei->sf, first);
 		err = read_raw(ei, raw_start,
-			       szip_chunk_offset(ei->table, last) +
-			       szip_chunk_clen(&ei->info, ei->table, last) - raw_start,
+			       szip_chunk_offset(&ei->sf, last) +
+			       szip_chunk_clen(&ei->sf, last) - raw_start,
 			       &buf, &data);
 		if (err)
 			chunk_error(ei, first, "cannot read compressed data");
@@ -303,7 +303,7 @@ static void ext4dec_readahead(struct readahead_control *rac)
 
 		for (c = first; c <= last; c++) {
 			bool ok = !err &&
-				  !decode(ei, ws, c, data + szip_chunk_offset(ei->table, c) -
+				  !decode(ei, ws, c, data + szip_chunk_offset(&ei->sf, c) -
 					  raw_start);
 
 			while (folio && folio_pos(folio) < chunk_pos(ei, c + 1)) {
@@ -326,7 +326,7 @@ static void fill_neighbours(struct ext4dec_inode *ei, struct folio *done,
 	struct address_space *mapping = ei->inode->i_mapping;
 	pgoff_t index = chunk_pos(ei, chunk) >> PAGE_SHIFT;
 	pgoff_t end = DIV_ROUND_UP(chunk_pos(ei, chunk) +
-				   szip_chunk_ulen(&ei->info, chunk), PAGE_SIZE);
+				   szip_chunk_ulen(&ei->sf.info, chunk), PAGE_SIZE);
 
 	for (; index < end; index++) {
 		struct folio *folio;
@@ -358,16 +358,16 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 		folio_unlock(folio);
 		return -EIO;
 	}
-	if (folio_pos(folio) >= ei->info.size) {
+	if (folio_pos(folio) >= ei->sf.info.size) {
 		/* past EOF: a reader that sampled the raw size */
 		folio_unlock(folio);
 		ext4dec_put(ei);
 		return -EIO;
 	}
-	chunk = folio_pos(folio) / ei->info.chunk_size;
+	chunk = folio_pos(folio) / ei->sf.info.chunk_size;
 	nofs = memalloc_nofs_save();
-	err = read_raw(ei, szip_chunk_offset(ei->table, chunk),
-		       szip_chunk_clen(&ei->info, ei->table, chunk), &buf, &data);
+	err = read_raw(ei, szip_chunk_offset(&ei->sf, chunk),
+		       szip_chunk_clen(&ei->sf, chunk), &buf, &data);
 	if (err) {
 		chunk_error(ei, chunk, "cannot read compressed data");
 		folio_unlock(folio);

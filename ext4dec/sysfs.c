@@ -44,6 +44,8 @@ static struct counter_attr counters[] = {
 
 static struct counter_attr refusals[EXT4DEC_NR_REFUSALS] = {
 	COUNTER(not_szip, &ext4dec_stats.refused[EXT4DEC_REFUSED_NOT_SZIP]),
+	COUNTER(unsupported,
+		&ext4dec_stats.refused[EXT4DEC_REFUSED_UNSUPPORTED]),
 	COUNTER(writers, &ext4dec_stats.refused[EXT4DEC_REFUSED_WRITERS]),
 	COUNTER(mapped, &ext4dec_stats.refused[EXT4DEC_REFUSED_MAPPED]),
 	COUNTER(encrypted, &ext4dec_stats.refused[EXT4DEC_REFUSED_ENCRYPTED]),

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * szip ("seekable zstream") on-disk format, as written by Mozilla's
- * faulty.lib szip tool.  See docs/szip-format.md for the full description.
+ * faulty.lib szip tool (v1), and this project's v2 extension.  See
+ * docs/szip-format.md for the full description.
  *
  * Shared verbatim by the kernel module, the decoder library and the packer.
- * Layout of a file:
+ * Layout of a v1 file:
  *
  *   +0                     struct szip_header
  *   +20                    dictionary (dict_size bytes, may be 0)
@@ -75,5 +76,75 @@ struct szip_header {
 
 /* Offsets are 32-bit: an szip file is smaller than 4 GiB */
 #define SZIP_MAX_TOTAL_SIZE	0xFFFFFFFFULL
+
+/*
+ * szip v2: this project's extension, with its own magic so that no v1
+ * field is ever reinterpreted.  See docs/szip-format.md, section 9.
+ *
+ *   +0                     struct szip2_header (64 bytes)
+ *   +64                    dictionary (dict_size bytes, may be 0)
+ *   +64+dict_size          offset table: nr_chunks x __le64
+ *   ...                    checksum table: nr_chunks x __le64 (xxh64) or
+ *                          __le32 (crc32c), absent without a checksum
+ *   ...                    chunk data, in order, up to total_size
+ *
+ * A chunk whose compressed length equals its uncompressed length is
+ * stored: its bytes are the (filtered) chunk itself, not codec data.
+ */
+
+/* "SeZ2" read as a little-endian 32-bit word */
+#define SZIP2_MAGIC		0x325A6553U
+
+/**
+ * struct szip2_header - the 64-byte szip v2 header, all fields little-endian
+ * @magic: %SZIP2_MAGIC
+ * @codec: how chunks are compressed, one of the SZIP_CODEC_* ids
+ * @chunk_shift: log2 of the uncompressed chunk size, %SZIP2_MIN_CHUNK_SHIFT
+ *	to %SZIP2_MAX_CHUNK_SHIFT
+ * @filter: branch-call-jump filter, one of the SZIP_FILTER_* ids
+ * @checksum: per-chunk checksum of the uncompressed bytes, one of the
+ *	SZIP_CSUM_* ids
+ * @size: uncompressed size in bytes, at least 1
+ * @total_size: bytes of szip data from offset 0; the end of the last chunk
+ * @dict_size: dictionary length in bytes, at most %SZIP2_MAX_DICT_SIZE
+ * @nr_chunks: number of chunks: @size divided by the chunk size, rounded up
+ * @reserved: must be zero; a reader refuses a file that sets any of it
+ */
+struct szip2_header {
+	__le32 magic;
+	__u8 codec;
+	__u8 chunk_shift;
+	__u8 filter;
+	__u8 checksum;
+	__le64 size;
+	__le64 total_size;
+	__le32 dict_size;
+	__le32 nr_chunks;
+	__u8 reserved[32];
+};
+
+#define SZIP2_HEADER_SIZE	64
+#define SZIP2_OFFSET_SIZE	8	/* bytes per offset table entry */
+
+#define SZIP2_MIN_CHUNK_SHIFT	12	/* 4 KiB */
+#define SZIP2_MAX_CHUNK_SHIFT	17	/* 128 KiB */
+#define SZIP2_MAX_CHUNK_SIZE	131072U	/* 1 << SZIP2_MAX_CHUNK_SHIFT */
+#define SZIP2_MAX_DICT_SIZE	(256U * 1024)
+
+/* Codec ids (byte 4) */
+#define SZIP_CODEC_DEFLATE	1	/* raw deflate, 32 KiB window */
+#define SZIP_CODEC_ZSTD		2	/* one zstd frame per chunk */
+#define SZIP_CODEC_LZ4		3	/* one LZ4 block per chunk */
+#define SZIP_NR_CODECS		4
+
+/* Checksum ids (byte 7) and their table entry sizes */
+#define SZIP_CSUM_NONE		0
+#define SZIP_CSUM_XXH64		1	/* xxh64, seed 0, __le64 */
+#define SZIP_CSUM_CRC32C	2	/* CRC-32C (Castagnoli), __le32 */
+#define SZIP_NR_CSUMS		3
+
+/* Dictionary bytes each codec can refer back to (the end of the dictionary) */
+#define SZIP_DEFLATE_WINDOW	32768U
+#define SZIP_LZ4_WINDOW		65536U
 
 #endif /* _SZIP_FORMAT_H */

@@ -5,7 +5,7 @@
 # tests need, only those that are missing.
 #
 # Usage: scripts/install-deps.sh host
-#   host: compiler, zlib, libdeflate, clang + libFuzzer runtime, python3,
+#   host: compiler, zlib, libdeflate, libzstd, liblz4, libxxhash, clang + libFuzzer runtime, python3,
 #         sparse (kernel lint), e2fsprogs, dkms and groff (packaging tests)
 #
 # Runs apt-get as root directly or through sudo.  Does nothing (and needs
@@ -13,8 +13,8 @@
 
 set -euo pipefail
 
-host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev clang
-	   libclang-rt-dev python3 coreutils sparse e2fsprogs dkms groff-base
+host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev
+	   libxxhash-dev clang libclang-rt-dev python3 coreutils sparse e2fsprogs dkms groff-base
 	   kmod)
 
 as_root() {

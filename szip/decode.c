@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * szip chunk decoding: inflate one chunk, then undo its filter.
+ * szip chunk decoding: decompress one chunk (deflate, zstd or LZ4, or copy
+ * a stored v2 chunk), undo its filter, verify its checksum.
  *
  * Preset dictionaries without inflateSetDictionary: the kernel's zlib has
  * none, so both builds install the dictionary the same way.  A raw deflate
@@ -24,15 +25,16 @@
  */
 size_t szip_decoder_size(void)
 {
-	return sizeof(struct szip_decoder) + SZIP_WINDOW_SIZE + szip_zws_size();
+	return sizeof(struct szip_decoder) + SZIP_WINDOW_SIZE +
+	       szip_zws_size() + szip_zstd_ws_size();
 }
 
 /**
  * szip_decoder_init() - prepare decoder memory for use
  * @d: szip_decoder_size() bytes, suitably aligned for any type
  *
- * Context: may sleep in userspace (zlib allocates); allocation-free in the
- * kernel.
+ * Context: may sleep in userspace (zlib and zstd allocate);
+ * allocation-free in the kernel.
  * Return: %SZIP_OK or %SZIP_ERR_INTERNAL.
  */
 int szip_decoder_init(struct szip_decoder *d)
@@ -40,8 +42,17 @@ int szip_decoder_init(struct szip_decoder *d)
 	u8 *mem = (u8 *)(d + 1);
 
 	d->scratch = mem;
+	d->zstd = NULL;
 	if (szip_zinit(&d->zs, mem + SZIP_WINDOW_SIZE))
 		return SZIP_ERR_INTERNAL;
+	if (SZIP_HAVE_ZSTD) {
+		d->zstd = szip_zstd_init(mem + SZIP_WINDOW_SIZE +
+					 szip_zws_size());
+		if (!d->zstd) {
+			szip_zend(&d->zs);
+			return SZIP_ERR_INTERNAL;
+		}
+	}
 	return SZIP_OK;
 }
 
@@ -51,7 +62,37 @@ int szip_decoder_init(struct szip_decoder *d)
  */
 void szip_decoder_end(struct szip_decoder *d)
 {
+	if (d->zstd)
+		szip_zstd_end(d->zstd);
 	szip_zend(&d->zs);
+}
+
+/**
+ * szip_file_prepare() - set up what decoding a file's chunks needs beyond
+ * its bytes: the zstd form of its dictionary
+ * @f: a file accepted by szip_check_support() and szip_file_set_meta()
+ *
+ * Context: may sleep (allocates).  Call szip_file_release() when done.
+ * Return: %SZIP_OK or %SZIP_ERR_INTERNAL (out of memory).
+ */
+int szip_file_prepare(struct szip_file *f)
+{
+	if (f->info.codec != SZIP_CODEC_ZSTD || !f->info.dict_size ||
+	    f->zstd_dict)
+		return SZIP_OK;
+	f->zstd_dict = szip_zstd_dict_new(f->dict, f->info.dict_size);
+	return f->zstd_dict ? SZIP_OK : SZIP_ERR_INTERNAL;
+}
+
+/**
+ * szip_file_release() - free what szip_file_prepare() allocated
+ * @f: the file
+ */
+void szip_file_release(struct szip_file *f)
+{
+	if (f->zstd_dict)
+		szip_zstd_dict_free(f->zstd_dict);
+	f->zstd_dict = NULL;
 }
 
 /* Run the dictionary through the inflater as a leading stored block. */
@@ -121,33 +162,14 @@ static int inflate_result(z_stream *zs, int zret)
 	return SZIP_ERR_INTERNAL;
 }
 
-/**
- * szip_decode_chunk() - inflate and unfilter one chunk
- * @d: an initialised decoder, not used concurrently
- * @info: validated header of the file
- * @dict: the file's @info->dict_size dictionary bytes (unused if 0)
- * @index: chunk number
- * @in: the chunk's compressed bytes
- * @in_len: their number, szip_chunk_clen()
- * @out: receives szip_chunk_ulen() bytes
- *
- * The chunk must inflate to exactly its uncompressed length and use all of
- * its compressed bytes.  On failure the contents of @out are undefined.
- *
- * Return: %SZIP_OK or the &enum szip_ret describing the corruption.
- */
-int szip_decode_chunk(struct szip_decoder *d, const struct szip_info *info,
-		      const u8 *dict, u32 index, const u8 *in, size_t in_len,
-		      u8 *out)
+/* Raw deflate of one chunk, with the dictionary as preset history */
+static int inflate_chunk(struct szip_decoder *d, const struct szip_info *info,
+			 const u8 *dict, const u8 *in, size_t in_len, u8 *out,
+			 u32 ulen)
 {
 	z_stream *zs = &d->zs;
 	int wbits = info->window_bits;
-	u32 ulen;
 	int ret;
-
-	if (index >= info->nr_chunks)
-		return SZIP_ERR_CHUNK_INDEX;
-	ulen = szip_chunk_ulen(info, index);
 
 	/* legacy files (0): zlib-wrapped, window size from the zlib header */
 	if (wbits == SZIP_WBITS_LEGACY)
@@ -164,10 +186,113 @@ int szip_decode_chunk(struct szip_decoder *d, const struct szip_info *info,
 	zs->avail_in = in_len;
 	zs->next_out = out;
 	zs->avail_out = ulen;
-	ret = inflate_result(zs, szip_zinflate(zs, Z_FINISH));
+	return inflate_result(zs, szip_zinflate(zs, Z_FINISH));
+}
+
+/* A v2 chunk: stored, or one zstd frame / LZ4 block / deflate stream */
+static int decode_v2(struct szip_decoder *d, const struct szip_file *f,
+		     const u8 *in, size_t in_len, u8 *out, u32 ulen)
+{
+	const struct szip_info *info = &f->info;
+	long n;
+
+	if (in_len == ulen) {
+		memcpy(out, in, ulen);
+		return SZIP_OK;
+	}
+	if (in_len > ulen)
+		return SZIP_ERR_CHUNK_LONG;
+
+	switch (info->codec) {
+	case SZIP_CODEC_DEFLATE:
+		return inflate_chunk(d, info, f->dict, in, in_len, out, ulen);
+	case SZIP_CODEC_ZSTD:
+		if (info->dict_size && !f->zstd_dict)
+			return SZIP_ERR_INTERNAL;	/* not prepared */
+		n = szip_zstd_decompress(d->zstd, out, ulen, in, in_len,
+					 info->dict_size ? f->zstd_dict : NULL);
+		break;
+	case SZIP_CODEC_LZ4: {
+		u32 dlen = info->dict_size;
+		const u8 *dict = f->dict;
+
+		if (dlen > SZIP_LZ4_WINDOW) {
+			dict += dlen - SZIP_LZ4_WINDOW;
+			dlen = SZIP_LZ4_WINDOW;
+		}
+		n = szip_lz4_decompress(in, in_len, out, ulen, dict, dlen);
+		break;
+	}
+	default:
+		return SZIP_ERR_CODEC;
+	}
+	if (n < 0)
+		return SZIP_ERR_CODEC_DATA;
+	return (u32)n == ulen ? SZIP_OK : SZIP_ERR_CHUNK_SHORT;
+}
+
+/**
+ * szip_csum() - checksum of a buffer, as szip v2 stores it
+ * @checksum: %SZIP_CSUM_XXH64 or %SZIP_CSUM_CRC32C
+ * @buf: the bytes
+ * @len: their number
+ *
+ * Return: the xxh64 (seed 0) or CRC-32C value; 0 for %SZIP_CSUM_NONE.
+ */
+u64 szip_csum(u8 checksum, const u8 *buf, size_t len)
+{
+	switch (checksum) {
+	case SZIP_CSUM_XXH64:
+		return szip_xxh64(buf, len);
+	case SZIP_CSUM_CRC32C:
+		return szip_crc32c(buf, len);
+	default:
+		return 0;
+	}
+}
+
+/**
+ * szip_decode_chunk() - decompress, unfilter and verify one chunk
+ * @d: an initialised decoder, not used concurrently
+ * @f: the file: validated header and tables (and, for zstd with a
+ *	dictionary, szip_file_prepare())
+ * @index: chunk number
+ * @in: the chunk's compressed bytes
+ * @in_len: their number, szip_chunk_clen()
+ * @out: receives szip_chunk_ulen() bytes
+ *
+ * The chunk must decompress to exactly its uncompressed length and use all
+ * of its compressed bytes, and match its checksum if the file has them.
+ * On failure the contents of @out are undefined.
+ *
+ * Return: %SZIP_OK or the &enum szip_ret describing the corruption.
+ */
+int szip_decode_chunk(struct szip_decoder *d, const struct szip_file *f,
+		      u32 index, const u8 *in, size_t in_len, u8 *out)
+{
+	const struct szip_info *info = &f->info;
+	u32 ulen;
+	int ret;
+
+	if (index >= info->nr_chunks)
+		return SZIP_ERR_CHUNK_INDEX;
+	ulen = szip_chunk_ulen(info, index);
+
+	if (info->version >= 2) {
+		ret = szip_check_support(info);
+		if (!ret)
+			ret = decode_v2(d, f, in, in_len, out, ulen);
+	} else {
+		ret = inflate_chunk(d, info, f->dict, in, in_len, out, ulen);
+	}
 	if (ret)
 		return ret;
 
-	szip_bcj(info->filter, out, ulen, index * info->chunk_size, false);
+	/* positions are modulo 2^32 (docs/szip-format.md, sections 5, 9) */
+	szip_bcj(info->filter, out, ulen, (u32)((u64)index * info->chunk_size),
+		 false);
+	if (info->checksum &&
+	    szip_csum(info->checksum, out, ulen) != szip_chunk_csum(f, index))
+		return SZIP_ERR_CHECKSUM;
 	return SZIP_OK;
 }

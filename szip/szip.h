@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * szip decoder library: header and offset-table validation, chunk
- * inflation, BCJ filters.  One source for the kernel module, the packer,
+ * szip decoder library: header and table validation for v1 (faulty.lib)
+ * and v2 files, chunk decoding (deflate, zstd, LZ4), checksums, BCJ
+ * filters.  One source for the kernel module, the packer,
  * the unit tests and the fuzzer; see szip_private.h for the environment
  * switch.  The library never allocates: callers provide the decoder's
  * memory (szip_decoder_size() bytes).
@@ -46,6 +47,19 @@ typedef __s8 s8;
  * @SZIP_ERR_CHUNK_TRUNCATED: compressed data ends before the deflate stream
  * @SZIP_ERR_CHUNK_TRAILING: bytes left in a chunk after its deflate stream
  * @SZIP_ERR_INTERNAL: the inflate backend failed to initialise
+ * @SZIP_ERR_V2_SHORT: fewer bytes than the 64-byte v2 header
+ * @SZIP_ERR_CHUNK_SHIFT: v2 chunk size not a power of two in 4 KiB..128 KiB
+ * @SZIP_ERR_CODEC: unknown codec id
+ * @SZIP_ERR_CSUM_ID: unknown checksum id
+ * @SZIP_ERR_RESERVED: reserved header bytes not zero
+ * @SZIP_ERR_SIZE: uncompressed size zero, or not matching the chunk count
+ * @SZIP_ERR_DICT_SIZE: dictionary larger than 256 KiB
+ * @SZIP_ERR_NO_ZSTD: zstd chunks, and this build has no zstd decoder
+ * @SZIP_ERR_NO_ZSTD_DICT: zstd chunks with a dictionary, and this build's
+ *	zstd cannot decompress with one (Linux 6.1)
+ * @SZIP_ERR_NO_LZ4: LZ4 chunks, and this build has no LZ4 decoder
+ * @SZIP_ERR_CHECKSUM: a chunk's bytes do not match its checksum
+ * @SZIP_ERR_CODEC_DATA: invalid zstd or LZ4 data in a chunk
  * @SZIP_NR_ERRORS: number of codes, not a code
  */
 enum szip_ret {
@@ -68,6 +82,18 @@ enum szip_ret {
 	SZIP_ERR_CHUNK_TRUNCATED,
 	SZIP_ERR_CHUNK_TRAILING,
 	SZIP_ERR_INTERNAL,
+	SZIP_ERR_V2_SHORT,
+	SZIP_ERR_CHUNK_SHIFT,
+	SZIP_ERR_CODEC,
+	SZIP_ERR_CSUM_ID,
+	SZIP_ERR_RESERVED,
+	SZIP_ERR_SIZE,
+	SZIP_ERR_DICT_SIZE,
+	SZIP_ERR_NO_ZSTD,
+	SZIP_ERR_NO_ZSTD_DICT,
+	SZIP_ERR_NO_LZ4,
+	SZIP_ERR_CHECKSUM,
+	SZIP_ERR_CODEC_DATA,
 	SZIP_NR_ERRORS
 };
 
@@ -75,26 +101,54 @@ enum szip_ret {
  * struct szip_info - a validated header, in host byte order
  * @size: uncompressed size in bytes
  * @total_size: end of the szip data in the file
+ * @table_offset: file offset of the offset table
+ * @csum_offset: file offset of the checksum table (v2 with a checksum;
+ *	otherwise equal to @data_offset)
+ * @data_offset: first byte after the tables
  * @chunk_size: uncompressed bytes per chunk
  * @last_chunk_size: uncompressed bytes in the last chunk
  * @nr_chunks: number of chunks
- * @dict_size: dictionary length (it starts at %SZIP_HEADER_SIZE)
- * @table_offset: file offset of the offset table
- * @data_offset: first byte after the offset table
- * @window_bits: windowBits from the header
+ * @dict_offset: file offset of the dictionary (the header's size)
+ * @dict_size: dictionary length
+ * @version: 1 (faulty.lib's format) or 2
+ * @codec: SZIP_CODEC_* id (%SZIP_CODEC_DEFLATE for v1)
+ * @checksum: SZIP_CSUM_* id (%SZIP_CSUM_NONE for v1)
+ * @window_bits: v1 windowBits; -15 for v2 deflate
  * @filter: SZIP_FILTER_* id
  */
 struct szip_info {
 	u64 size;
-	u32 total_size;
+	u64 total_size;
+	u64 table_offset;
+	u64 csum_offset;
+	u64 data_offset;
 	u32 chunk_size;
 	u32 last_chunk_size;
 	u32 nr_chunks;
+	u32 dict_offset;
 	u32 dict_size;
-	u32 table_offset;
-	u32 data_offset;
+	u8 version;
+	u8 codec;
+	u8 checksum;
 	s8 window_bits;
 	u8 filter;
+};
+
+/**
+ * struct szip_file - what decoding a chunk needs besides the chunk
+ * @info: the validated header
+ * @dict: the @info.dict_size dictionary bytes, or NULL if there are none
+ * @table: the offset table (@info.nr_chunks entries)
+ * @csums: the checksum table, or NULL if the file has no checksums
+ * @zstd_dict: the dictionary as prepared for zstd by the environment, or
+ *	NULL (zstd files with a dictionary need it; see szip_private.h)
+ */
+struct szip_file {
+	struct szip_info info;
+	const u8 *dict;
+	const u8 *table;
+	const u8 *csums;
+	void *zstd_dict;
 };
 
 struct szip_decoder;
@@ -103,18 +157,24 @@ const char *szip_strerror(int ret);
 
 int szip_parse_header(struct szip_info *info, const void *buf, size_t len,
 		      u64 file_size);
-int szip_check_table(const struct szip_info *info, const u8 *table,
+int szip_check_support(const struct szip_info *info);
+void szip_file_set_meta(struct szip_file *f, const u8 *meta);
+int szip_check_table(const struct szip_file *f, u32 *bad_chunk);
+int szip_open_buffer(struct szip_file *f, const void *buf, size_t len,
 		     u32 *bad_chunk);
-u32 szip_chunk_offset(const u8 *table, u32 i);
-u32 szip_chunk_clen(const struct szip_info *info, const u8 *table, u32 i);
+u64 szip_chunk_offset(const struct szip_file *f, u32 i);
+u32 szip_chunk_clen(const struct szip_file *f, u32 i);
 u32 szip_chunk_ulen(const struct szip_info *info, u32 i);
+u64 szip_chunk_csum(const struct szip_file *f, u32 i);
+u64 szip_csum(u8 checksum, const u8 *buf, size_t len);
 
 size_t szip_decoder_size(void);
 int szip_decoder_init(struct szip_decoder *d);
 void szip_decoder_end(struct szip_decoder *d);
-int szip_decode_chunk(struct szip_decoder *d, const struct szip_info *info,
-		      const u8 *dict, u32 index, const u8 *in, size_t in_len,
-		      u8 *out);
+int szip_file_prepare(struct szip_file *f);
+void szip_file_release(struct szip_file *f);
+int szip_decode_chunk(struct szip_decoder *d, const struct szip_file *f,
+		      u32 index, const u8 *in, size_t in_len, u8 *out);
 
 void szip_bcj(u8 filter, u8 *buf, size_t len, u32 pos, bool encode);
 

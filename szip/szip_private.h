@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one environment switch of the szip library.  The kernel side maps the
- * inflate backend onto lib/zlib_inflate; the userspace side comes from
- * tools/szip/szip_config.h (system zlib, libc).  the library sources use only the names
- * defined here.
+ * The one environment switch of the szip library.  The kernel's half is
+ * ext4dec/szip_env.h (lib/zlib_inflate, lib/zstd, lib/lz4, xxhash,
+ * libcrc32c); the userspace half is tools/szip/szip_config.h (system zlib,
+ * libzstd, liblz4, libxxhash).  Each provides:
+ *
+ *   z_stream, Z_* and szip_zws_size(), szip_zinit(), szip_zreset(),
+ *	szip_zinflate(), szip_zend(): raw inflate
+ *   SZIP_HAVE_ZSTD, SZIP_HAVE_ZSTD_DICT, SZIP_HAVE_LZ4: 0 or 1
+ *   szip_zstd_ws_size(), szip_zstd_init(), szip_zstd_end(),
+ *	szip_zstd_decompress(), szip_zstd_dict_new(), szip_zstd_dict_free()
+ *   szip_lz4_decompress()
+ *   szip_xxh64(), szip_crc32c()
+ *
+ * The library sources use only these names.
  */
 #ifndef _SZIP_PRIVATE_H
 #define _SZIP_PRIVATE_H
 
 #ifdef __KERNEL__
-#include <linux/kernel.h>
-#include <linux/string.h>
-#include <linux/zlib.h>
+#include "szip_env.h"
 #else
 #include "szip_config.h"
 #endif
@@ -19,51 +27,24 @@
 #include "szip.h"
 
 /* Largest history zlib keeps: only this much of a dictionary matters */
-#define SZIP_WINDOW_SIZE	32768U	/* 2^SZIP_WBITS_MAX */
+#define SZIP_WINDOW_SIZE	SZIP_DEFLATE_WINDOW	/* 2^SZIP_WBITS_MAX */
 
 /**
  * struct szip_decoder - per-thread decoding state (caller-allocated)
  * @zs: the inflate stream
+ * @zstd: the zstd decompression context, or NULL without zstd
  * @scratch: %SZIP_WINDOW_SIZE bytes that receive the inflated dictionary
  *
- * In the kernel, zlib's workspace follows @scratch in the same allocation.
+ * In the kernel, zlib's and zstd's workspaces follow @scratch in the same
+ * allocation.
  */
 struct szip_decoder {
 	z_stream zs;
+	void *zstd;
 	u8 *scratch;
 };
 
-#ifdef __KERNEL__
-
-static inline size_t szip_zws_size(void)
-{
-	return zlib_inflate_workspacesize();
-}
-
-static inline int szip_zinit(z_stream *zs, void *ws)
-{
-	zs->workspace = ws;
-	return 0;
-}
-
-/* Kernel zlib has no inflateReset2; init is cheap and allocation-free. */
-static inline int szip_zreset(z_stream *zs, int wbits)
-{
-	return zlib_inflateInit2(zs, wbits) == Z_OK ? 0 : -1;
-}
-
-static inline int szip_zinflate(z_stream *zs, int flush)
-{
-	return zlib_inflate(zs, flush);
-}
-
-static inline void szip_zend(z_stream *zs)
-{
-}
-
-#endif /* __KERNEL__ */
-
-/* Little-endian loads from byte arrays (the offset table is unaligned). */
+/* Little-endian loads from byte arrays (the tables are unaligned). */
 static inline u16 szip_le16(const u8 *p)
 {
 	return (u16)(p[0] | (p[1] << 8));
@@ -73,6 +54,11 @@ static inline u32 szip_le32(const u8 *p)
 {
 	return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) |
 	       ((u32)p[3] << 24);
+}
+
+static inline u64 szip_le64(const u8 *p)
+{
+	return szip_le32(p) | ((u64)szip_le32(p + 4) << 32);
 }
 
 #endif /* _SZIP_PRIVATE_H */

@@ -12,7 +12,13 @@ that files written by our packer are checked by a second reader.
                                      totalSize == file size, chunks in
                                      order and contiguous (decoding checks
                                      that each stream fills its extent);
-                                     prints one summary line
+                                     v2: contiguous chunks, none longer
+                                     than its size; prints one summary line
+
+Format 2 (section 9): header, tables, stored and deflate chunks and both
+checksums are decoded here; zstd and LZ4 chunk payloads are not (no codec
+in Python's standard library): for those only the container and the
+lengths are checked, and decoding reports it cannot go further.
 
 Strict: anything the format doc lists as unchecked by the original reader
 (offset order/range, windowBits, filter id, exact chunk length, bytes left
@@ -37,7 +43,19 @@ class SzipError(Exception):
 
 # ------------------------------------------------------------- header (2)
 
+def check_total_size(total_size, buf):
+    """totalSize is the file's length: no more (truncated), no less."""
+    if total_size > len(buf):
+        raise SzipError("totalSize %d exceeds file length %d"
+                        % (total_size, len(buf)))
+    if total_size < len(buf):
+        raise SzipError("%d trailing bytes after totalSize"
+                        % (len(buf) - total_size))
+
+
 class Header:
+    version = 1
+
     def __init__(self, buf):
         if len(buf) < HEADER_SIZE:
             raise SzipError("shorter than the 20-byte header")
@@ -60,12 +78,7 @@ class Header:
             raise SzipError("unknown filter id %d" % self.filter)
         if self.dict_size and wb >= 0:
             raise SzipError("dictionary requires raw deflate (windowBits < 0)")
-        if self.total_size > len(buf):
-            raise SzipError("totalSize %d exceeds file length %d"
-                            % (self.total_size, len(buf)))
-        if self.total_size < len(buf):
-            raise SzipError("%d trailing bytes after totalSize"
-                            % (len(buf) - self.total_size))
+        check_total_size(self.total_size, buf)
         self.table_offset = HEADER_SIZE + self.dict_size
         self.data_offset = self.table_offset + 4 * self.nchunks
         if self.data_offset > self.total_size:
@@ -88,6 +101,133 @@ class Header:
 
     def ulen(self, i):
         return self.chunk_size if i + 1 < self.nchunks else self.last_chunk_size
+
+
+# ------------------------------------------------------------ format 2 (9)
+
+MAGIC2 = b"SeZ2"
+HEADER2_SIZE = 64
+CODEC_DEFLATE, CODEC_ZSTD, CODEC_LZ4 = 1, 2, 3
+CODEC_NAMES = {1: "deflate", 2: "zstd", 3: "lz4"}
+CSUM_NONE, CSUM_XXH64, CSUM_CRC32C = 0, 1, 2
+M64 = (1 << 64) - 1
+
+
+def _crc32c_table():
+    t = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        t.append(c)
+    return t
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data):
+    c = M32
+    for b in data:
+        c = CRC32C_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ M32
+
+
+P1, P2, P3 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
+P4, P5 = 0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M64
+
+
+def _round(acc, lane):
+    return (_rotl((acc + lane * P2) & M64, 31) * P1) & M64
+
+
+def xxh64(data, seed=0):
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M64, (seed + P2) & M64, seed, (seed - P1) & M64]
+        while i + 32 <= n:
+            for k in range(4):
+                v[k] = _round(v[k], struct.unpack_from("<Q", data, i + 8 * k)[0])
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) +
+             _rotl(v[3], 18)) & M64
+        for k in range(4):
+            h = ((h ^ _round(0, v[k])) * P1 + P4) & M64
+    else:
+        h = (seed + P5) & M64
+    h = (h + n) & M64
+    while i + 8 <= n:
+        h ^= _round(0, struct.unpack_from("<Q", data, i)[0])
+        h = (_rotl(h, 27) * P1 + P4) & M64
+        i += 8
+    if i + 4 <= n:
+        h ^= (struct.unpack_from("<I", data, i)[0] * P1) & M64
+        h = (_rotl(h, 23) * P2 + P3) & M64
+        i += 4
+    while i < n:
+        h ^= (data[i] * P5) & M64
+        h = (_rotl(h, 11) * P1) & M64
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M64
+    h ^= h >> 29
+    h = (h * P3) & M64
+    return h ^ (h >> 32)
+
+
+class Header2:
+    version = 2
+    wbits = -15
+
+    def __init__(self, buf):
+        if len(buf) < HEADER2_SIZE:
+            raise SzipError("shorter than the 64-byte v2 header")
+        (self.codec, shift, self.filter, self.checksum, self.size,
+         self.total_size, self.dict_size, self.nchunks) = struct.unpack_from(
+             "<BBBBQQII", buf, 4)
+        if self.codec not in CODEC_NAMES:
+            raise SzipError("unknown codec %d" % self.codec)
+        if not 12 <= shift <= 17:
+            raise SzipError("chunkShift %d invalid" % shift)
+        if self.filter not in FILTER_NAMES:
+            raise SzipError("unknown filter id %d" % self.filter)
+        if self.checksum not in (CSUM_NONE, CSUM_XXH64, CSUM_CRC32C):
+            raise SzipError("unknown checksum %d" % self.checksum)
+        if any(buf[32:64]):
+            raise SzipError("reserved bytes set")
+        cs = self.chunk_size = 1 << shift
+        if self.size < 1 or self.nchunks != (self.size + cs - 1) // cs:
+            raise SzipError("size %d and nChunks %d disagree"
+                            % (self.size, self.nchunks))
+        if self.dict_size > 262144:
+            raise SzipError("dictSize %d too large" % self.dict_size)
+        check_total_size(self.total_size, buf)
+        self.table_offset = HEADER2_SIZE + self.dict_size
+        csum_offset = self.table_offset + 8 * self.nchunks
+        width = {CSUM_NONE: 0, CSUM_XXH64: 8, CSUM_CRC32C: 4}[self.checksum]
+        self.data_offset = csum_offset + width * self.nchunks
+        if self.data_offset > self.total_size:
+            raise SzipError("header + dictionary + tables exceed totalSize")
+        self.dictionary = bytes(buf[HEADER2_SIZE:self.table_offset])
+        self.offsets = [struct.unpack_from("<Q", buf, self.table_offset + 8 * i)[0]
+                        for i in range(self.nchunks)]
+        fmt = "<Q" if width == 8 else "<I"
+        self.csums = [struct.unpack_from(fmt, buf, csum_offset + width * i)[0]
+                      for i in range(self.nchunks)] if width else None
+        self.last_chunk_size = self.size - (self.nchunks - 1) * cs
+
+    extent = Header.extent
+    ulen = Header.ulen
+
+
+def parse_header(buf):
+    if buf[0:4] == MAGIC2:
+        return Header2(buf)
+    return Header(buf)
 
 
 # ------------------------------------------------------------ filters (5)
@@ -222,21 +362,62 @@ def inflate_chunk(hdr, i, data):
     return out
 
 
+def chunk_bytes(hdr, i, data):
+    """The decompressed (still filtered) bytes of chunk @i."""
+    if getattr(hdr, "version", 1) == 1:
+        return inflate_chunk(hdr, i, data)
+    if len(data) > hdr.ulen(i):
+        raise SzipError("chunk %d: %d bytes, longer than its size"
+                        % (i, len(data)))
+    if len(data) == hdr.ulen(i):
+        return data                               # stored
+    if hdr.codec != CODEC_DEFLATE:
+        raise SzipError("chunk %d: %s data (not decoded here)"
+                        % (i, CODEC_NAMES[hdr.codec]))
+    return inflate_chunk(hdr, i, data)
+
+
 def decode(buf, write):
-    hdr = Header(buf)
+    hdr = parse_header(buf)
     for i in range(hdr.nchunks):
         start, end = hdr.extent(i)
-        chunk = bytearray(inflate_chunk(hdr, i, buf[start:end]))
+        chunk = bytearray(chunk_bytes(hdr, i, buf[start:end]))
         if hdr.filter != FILTER_NONE:
             BCJ[hdr.filter](chunk, (i * hdr.chunk_size) & M32, False)
+        csums = getattr(hdr, "csums", None)
+        if csums is not None:
+            got = (xxh64(chunk) if hdr.checksum == CSUM_XXH64
+                   else crc32c(chunk))
+            if got != csums[i]:
+                raise SzipError("chunk %d: checksum 0x%x, stored 0x%x"
+                                % (i, got, csums[i]))
         write(chunk)
     return hdr
 
 
 def check_layout(buf):
-    """What faulty.lib's szip writes: see format doc sections 2, 3 and 7."""
-    hdr = Header(buf)
+    """What faulty.lib's szip writes: see format doc sections 2, 3 and 7.
+    For a v2 file (section 9): the same contiguity, chunks no longer than
+    their size, and no chunk of zstd or LZ4 data as long as the chunk
+    (that length means stored)."""
+    hdr = parse_header(buf)
     problems = []
+    if hdr.version == 2:
+        if hdr.offsets[0] != hdr.data_offset:
+            problems.append("entry[0] = %d, expected %d"
+                            % (hdr.offsets[0], hdr.data_offset))
+        for i in range(hdr.nchunks):
+            try:
+                start, end = hdr.extent(i)
+            except SzipError as e:
+                problems.append(str(e))
+                break
+            if end - start > hdr.ulen(i):
+                problems.append("chunk %d longer than its size" % i)
+                break
+        if problems:
+            raise SzipError("; ".join(problems))
+        return hdr
     if buf[18] != 0xF1:
         problems.append("byte 18 is 0x%02X, not 0xF1 (windowBits -15)"
                         % buf[18])
@@ -279,8 +460,9 @@ def main(argv):
                 buf = f.read()
         if layout:
             h = check_layout(buf)
-            print("layout ok: %d chunks of %d, dict %d, filter %s, "
-                  "totalSize %d" % (h.nchunks, h.chunk_size, h.dict_size,
+            print("layout ok: v%d, %d chunks of %d, dict %d, filter %s, "
+                  "totalSize %d" % (getattr(h, "version", 1), h.nchunks,
+                                    h.chunk_size, h.dict_size,
                                     FILTER_NAMES[h.filter], h.total_size))
         else:
             decode(buf, sys.stdout.buffer.write)

@@ -447,6 +447,18 @@ zeros			zeros
 few-MB			mixed
 few-MB-x86-dict-c32k	mixed	--filter=x86 --dict=4096 --chunk-size=32768
 libz-default		libz
+v2-deflate		text	--format=2
+v2-deflate-xxh64-x86	libc	--format=2 --checksum=xxh64 --filter=x86
+v2-deflate-crc32c-128k	mixed	--format=2 --checksum=crc32c --chunk-size=131072
+v2-deflate-dict		libz	--format=2 --dict=8192 --checksum=crc32c
+v2-zstd			libc	--codec=zstd
+v2-zstd-dict-auto	libz	--codec=zstd --dict --level=5
+v2-zstd-4k-crc32c	text	--codec=zstd --chunk-size=4096 --checksum=crc32c
+v2-lz4			libc	--codec=lz4
+v2-lz4-dict-fast	libz	--codec=lz4 --level=1 --dict=65536
+v2-random-stored	rand	--format=2 --checksum=xxh64
+v2-size-1		b1	--codec=zstd
+v2-64k-picks-format-2	mixed	--chunk-size=65536
 EOF
 
 # ======================================================= 4. CLI conventions
@@ -661,13 +673,23 @@ done 3<<'EOF'
 --bogus f
 -x f
 --chunk-size=5000 f
---chunk-size=65536 f
+--format=1 --chunk-size=65536 f
+--format=2 --chunk-size=12288 f
+--chunk-size=262144 f
 --chunk-size=0 f
 --chunk-size=18014398509481988K f
 --filter=bogus f
 --level=0 f
 --level=10 f
 --dict=40000 f
+--format=3 f
+--format=1 --codec=zstd f
+--format=1 --checksum=xxh64 f
+--codec=bogus f
+--checksum=md5 f
+--codec=zstd --level=23 f
+--codec=lz4 --level=13 f
+--codec=lz4 --dict=65537 f
 f a b
 -c f out
 EOF
@@ -858,18 +880,24 @@ section "6. independent reader and faulty.lib layout"
 ref=$here/szip_ref.py
 for made in "$T"/made/*.sz; do
 	name=$(basename "$made" .sz)
-	last="szip_ref.py $name.sz"
-	"$py" -B "$ref" "$made" >"$T/out" 2>"$T/err"
-	rc=$?
-	expect_rc 0
-	expect_sha "$T/out" "$(cat "$T/made/$name.sha")"
-	verdict "szip_ref.py decodes our $name.sz"
+	codec=$("$szip" -l "$made" | awk 'NR == 2 { print $9 }')
+	if [[ $codec == deflate ]]; then
+		last="szip_ref.py $name.sz"
+		"$py" -B "$ref" "$made" >"$T/out" 2>"$T/err"
+		rc=$?
+		expect_rc 0
+		expect_sha "$T/out" "$(cat "$T/made/$name.sha")"
+		verdict "szip_ref.py decodes our $name.sz"
+	else
+		skip "szip_ref.py decodes our $name.sz" \
+			"$codec chunks: Python has no $codec decoder (layout checked below)"
+	fi
 
 	last="szip_ref.py --layout $name.sz"
 	"$py" -B "$ref" --layout "$made" >"$T/out" 2>"$T/err"
 	rc=$?
 	expect_rc 0
-	verdict "faulty.lib layout of our $name.sz: $(cat "$T/out")"
+	verdict "layout of our $name.sz: $(cat "$T/out")"
 done
 
 if ((have_vectors)); then

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the szip decoder: the input is an szip file.  It is
- * validated as a reader would (header, offset table) and every chunk is
+ * validated as a reader would (header, tables; v1 and v2) and every chunk is
  * decoded, with the bounds the library promises: no read outside the input
  * and no write outside the chunk's output size.
  */
@@ -18,8 +18,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size);
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
 	static struct szip_decoder *d;
-	struct szip_info info;
-	const u8 *table;
+	struct szip_file f;
 	u8 *out;
 	u32 i;
 
@@ -28,25 +27,25 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		if (!d || szip_decoder_init(d))
 			abort();
 	}
-	if (szip_parse_header(&info, data, size, size))
+	if (szip_open_buffer(&f, data, size, NULL))
 		return 0;
-	table = data + info.table_offset;
-	if (szip_check_table(&info, table, NULL))
+	if (szip_file_prepare(&f))
 		return 0;
-	for (i = 0; i < info.nr_chunks && i < MAX_CHUNKS; i++) {
-		u32 off = szip_chunk_offset(table, i);
-		u32 clen = szip_chunk_clen(&info, table, i);
-		u32 ulen = szip_chunk_ulen(&info, i);
+	for (i = 0; i < f.info.nr_chunks && i < MAX_CHUNKS; i++) {
+		u64 off = szip_chunk_offset(&f, i);
+		u32 clen = szip_chunk_clen(&f, i);
+		u32 ulen = szip_chunk_ulen(&f.info, i);
 
-		if (off < info.data_offset || (u64)off + clen > info.total_size)
+		if (off < f.info.data_offset || off + clen > f.info.total_size ||
+		    (f.info.version >= 2 && clen > ulen))
 			abort();	/* the table check let a bad extent through */
 		/* exactly ulen bytes, so ASan catches any overrun */
 		out = malloc(ulen);
 		if (!out)
 			abort();
-		szip_decode_chunk(d, &info, data + SZIP_HEADER_SIZE, i,
-				  data + off, clen, out);
+		szip_decode_chunk(d, &f, i, data + off, clen, out);
 		free(out);
 	}
+	szip_file_release(&f);
 	return 0;
 }

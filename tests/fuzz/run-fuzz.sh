@@ -4,7 +4,8 @@
 # tests/fuzz/run-fuzz.sh - a bounded libFuzzer run of the szip decoder.
 #
 # Seeds: tests/fuzz/corpus (kept in the project), small files the szip tool
-# makes here (each filter, a dictionary, 4 KiB chunks, one byte), and the
+# makes here (each filter, a dictionary, 4 KiB chunks, one byte; format 2
+# with each codec and checksum), and the
 # small conformance vectors when present.  The run works on a copy in
 # build/fuzz/work; a crash leaves its input in build/fuzz/ and fails.
 #
@@ -49,7 +50,12 @@ open(sys.argv[1] + "/one.in", "wb").write(b"x")
 EOF
 n=0
 for opts in "" "--dict=4096" "--chunk-size=4096" "--filter=x86" \
-	    "--filter=arm" "--filter=thumb" "--chunk-size=4096 --dict"; do
+	    "--filter=arm" "--filter=thumb" "--chunk-size=4096 --dict" \
+	    "--codec=zstd --level=1 --chunk-size=4096" \
+	    "--codec=zstd --level=3 --dict=8192 --checksum=xxh64" \
+	    "--codec=lz4 --chunk-size=4096 --checksum=crc32c" \
+	    "--codec=lz4 --level=1 --dict=4096" \
+	    "--format=2 --chunk-size=4096 --checksum=crc32c --filter=x86"; do
 	for f in "$seeds"/*.in; do
 		n=$((n + 1))
 		# shellcheck disable=SC2086

@@ -30,6 +30,7 @@
 #include <sys/swap.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -293,6 +294,11 @@ static const struct variant {
 	{ "dict", "--dict=16384" },
 	{ "x86", "--filter=x86 --chunk-size=8192" },
 	{ "legacy", "" },	/* faulty.lib defaults: 16K, no filter */
+	/* format 2: each codec, the largest chunks, both checksums */
+	{ "v2zstd", "--codec=zstd --level=3 --checksum=xxh64" },
+	{ "v2zstd4k", "--codec=zstd --level=1 --chunk-size=4096" },
+	{ "v2lz4", "--codec=lz4 --level=9 --dict=65536 --checksum=crc32c" },
+	{ "v2c128k", "--format=2 --chunk-size=131072 --filter=x86 --checksum=crc32c" },
 };
 
 #define NR_VARIANTS	(sizeof(variants) / sizeof(variants[0]))
@@ -425,11 +431,11 @@ static enum result t_readv(void)
 	return PASS;
 }
 
-static enum result mmap_compare(int flags)
+static enum result mmap_compare_name(const char *name, int flags)
 {
 	size_t orig_len;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
-	int fd = open(path("c32k"), O_RDONLY);
+	int fd = open(path(name), O_RDONLY);
 	unsigned char *m;
 
 	CHECK(orig && fd >= 0, "setup");
@@ -445,13 +451,31 @@ static enum result mmap_compare(int flags)
 		memset(m, 0xAB, 8192);	/* copy-on-write, file unchanged */
 	munmap(m, orig_len);
 	free(orig);
-	CHECK(same_contents(path("orig"), path("c32k")), "after mapping");
+	CHECK(same_contents(path("orig"), path(name)), "after mapping");
 	return PASS;
+}
+
+static enum result mmap_compare_file(const char *name)
+{
+	return mmap_compare_name(name, MAP_SHARED);
+}
+
+static enum result mmap_compare(int flags)
+{
+	return mmap_compare_name("c32k", flags);
 }
 
 static enum result t_mmap_shared(void)
 {
-	return mmap_compare(MAP_SHARED);
+	static const char *const names[] = { "c32k", "v2zstd", "v2lz4", "v2c128k" };
+	enum result r = PASS;
+	size_t i;
+
+	for (i = 0; r == PASS && i < sizeof(names) / sizeof(names[0]); i++) {
+		drop_caches();
+		r = mmap_compare_file(names[i]);
+	}
+	return r;
 }
 
 static enum result t_mmap_private(void)
@@ -647,7 +671,11 @@ static enum result t_cold_read_counts(void)
 {
 	enum result r = cold_read_counts("c16k", 16384);
 
-	return r == PASS ? cold_read_counts("c12k", 12288) : r;
+	if (r == PASS)
+		r = cold_read_counts("c12k", 12288);
+	if (r == PASS)
+		r = cold_read_counts("v2c128k", 131072);
+	return r == PASS ? cold_read_counts("v2zstd", 16384) : r;
 }
 
 static enum result t_random_read_counts(void)
@@ -1005,6 +1033,129 @@ static enum result t_corrupt_chunk_eio(void)
 	return PASS;
 }
 
+/*
+ * Format 2 checksums: a flipped bit in chunk 5's stored checksum and a
+ * garbled chunk 9 each give EIO on exactly that chunk's pages.
+ */
+static enum result t_v2_checksum_eio(void)
+{
+	const long chunk = 16384, nr = (DATA_SIZE + chunk - 1) / chunk;
+	size_t n, orig_len;
+	unsigned char *b, *orig = read_all(path("orig"), &orig_len);
+	unsigned char buf[4096];
+	long long errors = counter("read_errors");
+	uint64_t off9, off10;
+	long page;
+	int fd, err;
+
+	CHECK(orig, "read");
+	CHECK(!run("szip -qc --codec=lz4 --level=9 --checksum=crc32c '%s' > '%s'",
+		   path("orig"), path("v2bad")), "szip");
+	b = read_all(path("v2bad"), &n);
+	CHECK(b && b[7] == 2, "not a crc32c file");
+	/* header 64, no dictionary, offsets 8 * nr, then crc32c 4 * nr */
+	b[64 + 8 * nr + 4 * 5] ^= 0x10;
+	memcpy(&off9, b + 64 + 8 * 9, 8);
+	memcpy(&off10, b + 64 + 8 * 10, 8);
+	memset(b + (off9 + off10) / 2, 0x55, 4);
+	CHECK(!write_file(path("v2bad"), b, n), "write");
+	free(b);
+	err = change_flags(path("v2bad"), FS_COMPR_FL, 0);
+	CHECK(!err, "+c: %s", strerror(err));
+	drop_caches();
+	fd = open(path("v2bad"), O_RDONLY);
+	CHECK(fd >= 0, "open");
+	for (page = 0; page < 12 * chunk / 4096; page++) {
+		bool bad = page / (chunk / 4096) == 5 || page / (chunk / 4096) == 9;
+		ssize_t r = pread(fd, buf, 4096, page * 4096);
+
+		if (bad)
+			CHECK(r < 0 && errno == EIO, "page %ld (chunk %ld) read %zd, not EIO",
+			      page, page / (chunk / 4096), r);
+		else
+			CHECK(r == 4096 && !memcmp(buf, orig + page * 4096, 4096),
+			      "page %ld (chunk %ld) wrong", page, page / (chunk / 4096));
+	}
+	close(fd);
+	free(orig);
+	CHECK(counter("read_errors") >= errors + 2, "read_errors did not move");
+	CHECK(!run("dmesg | grep -q 'chunk 5: chunk checksum mismatch'"),
+	      "no dmesg line naming chunk 5's checksum");
+	return PASS;
+}
+
+/*
+ * zstd with a dictionary: read back where the kernel's zstd can use one
+ * (6.12), refused as unsupported where it cannot (6.1), never misread.
+ */
+static enum result t_v2_zstd_dict(void)
+{
+	long long refused = counter("refusals/unsupported");
+	struct utsname u;
+	int major = 0, minor = 0, err;
+	bool can;
+
+	CHECK(!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2,
+	      "uname");
+	can = major > 6 || (major == 6 && minor >= 12);
+	CHECK(!run("szip -qc --codec=zstd --level=3 --dict=65536 --checksum=xxh64 '%s' > '%s'",
+		   path("orig"), path("v2zdict")), "szip");
+	err = change_flags(path("v2zdict"), FS_COMPR_FL, 0);
+	if (can) {
+		CHECK(!err, "+c on %s: %s", u.release, strerror(err));
+		drop_caches();
+		CHECK(same_contents(path("orig"), path("v2zdict")), "contents");
+		return mmap_compare_file("v2zdict");
+	}
+	CHECK(err == EOPNOTSUPP, "+c on %s: %s, expected EOPNOTSUPP", u.release,
+	      strerror(err));
+	CHECK(counter("refusals/unsupported") == refused + 1,
+	      "refusals/unsupported did not move");
+	CHECK(!run("dmesg | grep -q 'zstd dictionary'"),
+	      "no dmesg line naming the missing capability");
+	return PASS;
+}
+
+/* Format 2 header fields the module must refuse */
+static enum result t_v2_malformed(void)
+{
+	static const struct {
+		const char *what;
+		int at;
+		unsigned char val;
+	} cases[] = {
+		{ "reserved byte set", 40, 1 },
+		{ "unknown codec", 4, 9 },
+		{ "chunk shift 18", 5, 18 },
+		{ "unknown checksum", 7, 3 },
+	};
+	long long refused = counter("refusals/not_szip");
+	unsigned char *b;
+	size_t i, n;
+
+	CHECK(!run("szip -qc --codec=lz4 --level=1 '%s' > '%s'", path("orig"),
+		   path("v2base")), "szip");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err;
+
+		b = read_all(path("v2base"), &n);
+		CHECK(b, "read");
+		b[cases[i].at] = cases[i].val;
+		CHECK(!write_file(path("v2mal"), b, n), "write");
+		free(b);
+		err = change_flags(path("v2mal"), FS_COMPR_FL, 0);
+		CHECK(err == EINVAL, "%s: +c gave %s", cases[i].what,
+		      strerror(err));
+		CHECK(file_size(path("v2mal")) == (off_t)n, "%s: size changed",
+		      cases[i].what);
+		CHECK(!unlink(path("v2mal")), "unlink");
+	}
+	CHECK(counter("refusals/not_szip") - refused == (long long)i,
+	      "refusals/not_szip moved by %lld",
+	      counter("refusals/not_szip") - refused);
+	return PASS;
+}
+
 /* A wrong (but in-range) last chunk size: only the last chunk fails. */
 static enum result t_wrong_last_chunk_size(void)
 {
@@ -1254,6 +1405,9 @@ static const struct test {
 	{ "corrupt_chunk_eio_only_there", t_corrupt_chunk_eio },
 	{ "malformed_headers_refused", t_malformed_refused },
 	{ "wrong_last_chunk_size_eio_on_last_chunk", t_wrong_last_chunk_size },
+	{ "v2_checksum_eio_on_that_chunk_only", t_v2_checksum_eio },
+	{ "v2_zstd_dictionary_or_refused", t_v2_zstd_dict },
+	{ "v2_malformed_headers_refused", t_v2_malformed },
 	{ "inline_data_file_refused", t_refuse_inline },
 	{ "verity_file_refused", t_refuse_verity },
 	{ "encrypted_file_refused", t_refuse_encrypted },

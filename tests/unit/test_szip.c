@@ -82,39 +82,31 @@ out:
 static int decode_all(const u8 *buf, size_t len, u8 **out, size_t *out_len,
 		      u32 *bad_chunk)
 {
-	struct szip_info info;
 	struct szip_decoder *d;
-	const u8 *table;
+	struct szip_file f;
 	u32 i;
 	int ret;
 
 	*out = NULL;
-	ret = szip_parse_header(&info, buf, len, len);
-	if (ret)
-		return ret;
-	table = buf + info.table_offset;
-	ret = szip_check_table(&info, table, bad_chunk);
+	ret = szip_open_buffer(&f, buf, len, bad_chunk);
 	if (ret)
 		return ret;
 	d = malloc(szip_decoder_size());
-	*out = malloc(info.size);
+	*out = malloc(f.info.size);
 	if (!d || !*out || szip_decoder_init(d)) {
 		free(d);
 		return SZIP_ERR_INTERNAL;
 	}
-	for (i = 0; i < info.nr_chunks; i++) {
-		u32 off = szip_chunk_offset(table, i);
-
-		ret = szip_decode_chunk(d, &info, buf + SZIP_HEADER_SIZE, i,
-					buf + off, szip_chunk_clen(&info, table, i),
-					*out + (size_t)i * info.chunk_size);
-		if (ret) {
-			if (bad_chunk)
-				*bad_chunk = i;
-			break;
-		}
+	ret = szip_file_prepare(&f);
+	for (i = 0; !ret && i < f.info.nr_chunks; i++) {
+		ret = szip_decode_chunk(d, &f, i, buf + szip_chunk_offset(&f, i),
+					szip_chunk_clen(&f, i),
+					*out + (size_t)i * f.info.chunk_size);
+		if (ret && bad_chunk)
+			*bad_chunk = i;
 	}
-	*out_len = info.size;
+	*out_len = f.info.size;
+	szip_file_release(&f);
 	szip_decoder_end(d);
 	free(d);
 	return ret;
@@ -278,20 +270,17 @@ static void fill_code(u8 *p, size_t n)
 	}
 }
 
-static int round_trip(const u8 *in, size_t len, u32 chunk, int level,
-		      int filter, int dict, size_t *packed)
+/* Pack @in with @o, decode it again and compare; *packed: the file size */
+static int pack_and_check(const struct pack_opts *o, const u8 *in, size_t len,
+			  size_t *packed)
 {
-	struct pack_opts o = {
-		.chunk_size = chunk, .level = level,
-		.filter = filter, .dict_size = dict,
-	};
 	struct pack_result res;
 	size_t out_len = 0;
 	char err[256];
-	u8 *out;
+	u8 *out = NULL;
 	int ret;
 
-	if (szip_pack(in, len, &o, &res, err, sizeof(err)))
+	if (szip_pack(in, len, o, &res, err, sizeof(err)))
 		return -1;
 	*packed = res.len;
 	ret = decode_all(res.data, res.len, &out, &out_len, NULL);
@@ -300,6 +289,18 @@ static int round_trip(const u8 *in, size_t len, u32 chunk, int level,
 	free(out);
 	free(res.data);
 	return ret;
+}
+
+static int round_trip(const u8 *in, size_t len, u32 chunk, int level,
+		      int filter, int dict, size_t *packed)
+{
+	struct pack_opts o = {
+		.format = 1, .codec = SZIP_CODEC_DEFLATE,
+		.chunk_size = chunk, .level = level,
+		.filter = filter, .dict_size = dict,
+	};
+
+	return pack_and_check(&o, in, len, packed);
 }
 
 static const char *const filter_names[] = { "none", "thumb", "arm", "x86" };
@@ -401,6 +402,7 @@ static u32 get_le32(const u8 *p)
 static u8 *make_base(size_t *len, int dict)
 {
 	struct pack_opts o = {
+		.format = 1, .codec = SZIP_CODEC_DEFLATE,
 		.chunk_size = 4096, .level = 9,
 		.filter = SZIP_FILTER_NONE, .dict_size = dict,
 	};
@@ -436,7 +438,7 @@ static u8 *insert_bytes(const u8 *buf, size_t *len, size_t at, size_t n,
 		if (off >= at)
 			put_le32(e, off + (u32)n);
 	}
-	put_le32(b + 4, info.total_size + (u32)n);
+	put_le32(b + 4, (u32)info.total_size + (u32)n);
 	*len += n;
 	return b;
 }
@@ -459,7 +461,7 @@ static u8 *remove_bytes(const u8 *buf, size_t *len, size_t at, size_t n)
 		if (off > at)
 			put_le32(e, off - (u32)n);
 	}
-	put_le32(b + 4, info.total_size - (u32)n);
+	put_le32(b + 4, (u32)info.total_size - (u32)n);
 	*len -= n;
 	return b;
 }
@@ -602,6 +604,215 @@ static void test_api_edges(void)
 	       "file of 10 bytes -> short");
 }
 
+/* ----------------------------------------------------------- format 2 */
+
+static const char *const codec_names[] = { "?", "deflate", "zstd", "lz4" };
+static const char *const csum_names[] = { "none", "xxh64", "crc32c" };
+
+static const int v2_levels[] = { 0, 6, 3, 9 };	/* per codec, for speed */
+
+static struct pack_opts v2_opts(int codec, u32 chunk, int dict, int csum,
+				int filter)
+{
+	struct pack_opts o = {
+		.format = 2, .codec = codec, .checksum = csum,
+		.chunk_size = chunk, .level = v2_levels[codec],
+		.filter = filter, .dict_size = dict,
+	};
+
+	return o;
+}
+
+static int pack_v2(const u8 *in, size_t len, int codec, u32 chunk, int dict,
+		   int csum, int filter, struct pack_result *res)
+{
+	struct pack_opts o = v2_opts(codec, chunk, dict, csum, filter);
+	char err[256];
+
+	return szip_pack(in, len, &o, res, err, sizeof(err));
+}
+
+static int v2_round_trip(const u8 *in, size_t len, int codec, u32 chunk,
+			 int dict, int csum, int filter, size_t *packed)
+{
+	struct pack_opts o = v2_opts(codec, chunk, dict, csum, filter);
+
+	return pack_and_check(&o, in, len, packed);
+}
+
+static void test_v2_round_trips(void)
+{
+	static const u32 chunks[] = { 4096, 16384, 131072 };
+	static const int dicts[] = { 0, 8192, PACK_DICT_AUTO };
+	size_t len = 1 << 20, packed, ci, di, si;
+	u8 *data = malloc(len);
+	int codec, csum, ret;
+
+	fill_code(data, len);
+	for (codec = SZIP_CODEC_DEFLATE; codec < SZIP_NR_CODECS; codec++) {
+		for (ci = 0; ci < 3; ci++) {
+			u32 c = chunks[ci];
+			const size_t sizes[] = { 1, c - 1, c, c + 1, 3 * c + 77 };
+
+			for (di = 0; di < 3; di++) {
+				csum = (int)((ci + di) % SZIP_NR_CSUMS);
+				ret = v2_round_trip(data, 300000, codec, c, dicts[di],
+						    csum, SZIP_FILTER_X86, &packed);
+				result(!ret, "v2 round trip 300000 bytes, %s, chunk %u, dict %d, checksum %s, x86 (%zu bytes)",
+				       codec_names[codec], c, dicts[di],
+				       csum_names[csum], packed);
+			}
+			for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+				ret = v2_round_trip(data, sizes[si], codec, c, 0,
+						    SZIP_CSUM_XXH64,
+						    SZIP_FILTER_NONE, &packed);
+				result(!ret, "v2 round trip %zu bytes, %s, chunk %u",
+				       sizes[si], codec_names[codec], c);
+			}
+		}
+	}
+
+	/* incompressible input: every chunk stored, still checked */
+	fill_random(data, len);
+	for (codec = SZIP_CODEC_DEFLATE; codec < SZIP_NR_CODECS; codec++) {
+		struct pack_result res;
+		struct szip_file f;
+		u32 i, stored = 0;
+
+		ret = pack_v2(data, 100000, codec, 16384, 0, SZIP_CSUM_CRC32C,
+			      SZIP_FILTER_NONE, &res);
+		if (!ret && !szip_open_buffer(&f, res.data, res.len, NULL))
+			for (i = 0; i < f.info.nr_chunks; i++)
+				stored += szip_chunk_clen(&f, i) ==
+					  szip_chunk_ulen(&f.info, i);
+		result(!ret && stored == 7 &&
+		       !v2_round_trip(data, 100000, codec, 16384, 0,
+				      SZIP_CSUM_CRC32C, SZIP_FILTER_NONE, &packed),
+		       "v2 %s: random data -> %u of 7 chunks stored, round trip",
+		       codec_names[codec], stored);
+		if (!ret)
+			free(res.data);
+	}
+	free(data);
+}
+
+static void put_le64(u8 *p, u64 v)
+{
+	put_le32(p, (u32)v);
+	put_le32(p + 4, (u32)(v >> 32));
+}
+
+static u64 get_le64(const u8 *p)
+{
+	return get_le32(p) | (u64)get_le32(p + 4) << 32;
+}
+
+/* CRC-32C and xxh64 known answers: the stored values mean what the doc says */
+static void test_checksum_values(void)
+{
+	const u8 *s = (const u8 *)"123456789";
+
+	result(szip_csum(SZIP_CSUM_CRC32C, s, 9) == 0xE3069283,
+	       "CRC-32C(\"123456789\") = 0xE3069283");
+	result(szip_csum(SZIP_CSUM_XXH64, (const u8 *)"", 0) ==
+	       0xEF46DB3751D8E999ULL, "xxh64(\"\", seed 0) = 0xEF46DB3751D8E999");
+}
+
+/* Every v2 header check and table check, from one valid file */
+static void test_v2_malformed(void)
+{
+	struct {
+		const char *name;
+		int off, width;		/* field to set; width 0: special */
+		u64 value;
+		int ret;
+	} cases[] = {
+		{ "codec 0", 4, 1, 0, SZIP_ERR_CODEC },
+		{ "codec 4", 4, 1, 4, SZIP_ERR_CODEC },
+		{ "chunk shift 11", 5, 1, 11, SZIP_ERR_CHUNK_SHIFT },
+		{ "chunk shift 18", 5, 1, 18, SZIP_ERR_CHUNK_SHIFT },
+		{ "filter 4", 6, 1, 4, SZIP_ERR_FILTER },
+		{ "checksum 3", 7, 1, 3, SZIP_ERR_CSUM_ID },
+		{ "size 0", 8, 8, 0, SZIP_ERR_SIZE },
+		{ "size one chunk more", 8, 8, 100000 + 4096, SZIP_ERR_SIZE },
+		{ "size 2^63", 8, 8, 1ULL << 63, SZIP_ERR_SIZE },
+		{ "total size past EOF", 16, 8, 1ULL << 40, SZIP_ERR_TRUNCATED },
+		{ "dictionary of 256 KiB + 1", 24, 4, SZIP2_MAX_DICT_SIZE + 1,
+		  SZIP_ERR_DICT_SIZE },
+		{ "dictionary overruns the data", 24, 4, SZIP2_MAX_DICT_SIZE,
+		  SZIP_ERR_TABLE },
+		{ "chunk count 0", 28, 4, 0, SZIP_ERR_SIZE },
+		{ "reserved byte 32", 32, 1, 1, SZIP_ERR_RESERVED },
+		{ "reserved byte 63", 63, 1, 0x80, SZIP_ERR_RESERVED },
+		{ "offset 0 inside the tables", -1, 0, 0, SZIP_ERR_OFFSETS },
+		{ "offsets 0 and 1 equal", -2, 0, 0, SZIP_ERR_OFFSETS },
+		{ "chunk longer than its size", -3, 0, 0, SZIP_ERR_OFFSETS },
+		{ "checksum of chunk 2 wrong", -4, 0, 0, SZIP_ERR_CHECKSUM },
+		{ "byte of stored chunk 3 flipped", -5, 0, 0, SZIP_ERR_CHECKSUM },
+		{ "file cut to 63 bytes", -6, 0, 0, SZIP_ERR_V2_SHORT },
+		{ "bytes after totalSize (accepted)", -7, 0, 0, SZIP_OK },
+	};
+	size_t len = 100000, i;
+	struct pack_result res;
+	struct szip_file f;
+	u8 *data = malloc(len);
+
+	/* text with a random stretch: chunk 3 is stored */
+	fill_text(data, len);
+	fill_random(data + 3 * 4096, 4096);
+	if (pack_v2(data, len, SZIP_CODEC_LZ4, 4096, 0, SZIP_CSUM_XXH64,
+		    SZIP_FILTER_NONE, &res) ||
+	    szip_open_buffer(&f, res.data, res.len, NULL) ||
+	    szip_chunk_clen(&f, 3) != 4096) {
+		result(false, "v2 malformed-input tests: cannot build the base file");
+		free(data);
+		return;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t blen = res.len;
+		u8 *b = malloc(res.len + 16), *out = NULL;
+		u64 tab = f.info.table_offset, cs = f.info.csum_offset;
+		u32 bad = UINT32_MAX;
+		int ret;
+
+		memcpy(b, res.data, res.len);
+		if (cases[i].width == 1)
+			b[cases[i].off] = (u8)cases[i].value;
+		else if (cases[i].width == 4)
+			put_le32(b + cases[i].off, (u32)cases[i].value);
+		else if (cases[i].width == 8)
+			put_le64(b + cases[i].off, cases[i].value);
+		else if (cases[i].off == -1)
+			put_le64(b + tab, tab + 8);
+		else if (cases[i].off == -2)
+			put_le64(b + tab + 8, get_le64(b + tab));
+		else if (cases[i].off == -3)
+			put_le64(b + tab + 8, get_le64(b + tab) + 4097);
+		else if (cases[i].off == -4)
+			b[cs + 2 * 8] ^= 1;
+		else if (cases[i].off == -5)
+			b[get_le64(b + tab + 3 * 8) + 100] ^= 0x40;
+		else if (cases[i].off == -6)
+			blen = 63;
+		else if (cases[i].off == -7)
+			memset(b + blen, 0xAA, 16), blen += 16;
+
+		ret = decode_all(b, blen, &out, &blen, &bad);
+		if (cases[i].ret == SZIP_ERR_CHECKSUM)
+			result(ret == cases[i].ret && bad == (cases[i].off == -4 ? 2 : 3),
+			       "v2 malformed: %s -> %s at chunk %u", cases[i].name,
+			       szip_strerror(ret), bad);
+		else
+			result(ret == cases[i].ret, "v2 malformed: %s -> %s (expected %s)",
+			       cases[i].name, szip_strerror(ret),
+			       szip_strerror(cases[i].ret));
+		free(out);
+		free(b);
+	}
+	free(res.data);
+	free(data);
+}
+
 int main(int argc, char **argv)
 {
 	const char *vectors = argc > 1 ? argv[1] : "../shared/vectors/szip";
@@ -616,6 +827,9 @@ int main(int argc, char **argv)
 	test_api_edges();
 	test_malformed();
 	test_round_trips();
+	test_checksum_values();
+	test_v2_malformed();
+	test_v2_round_trips();
 	test_system_libraries();
 	printf("1..%d\n", nr_tests);
 	printf("# unit: %d passed, %d failed, %d skipped\n", nr_pass, nr_fail,

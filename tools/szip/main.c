@@ -42,8 +42,11 @@ static struct {
 } opt = {
 	.mode = MODE_COMPRESS,
 	.pack = {
+		.format = 0,		/* chosen by the options (finish_options) */
+		.codec = SZIP_CODEC_DEFLATE,
+		.checksum = SZIP_CSUM_NONE,
 		.chunk_size = SZIP_DEFAULT_CHUNK_SIZE,
-		.level = 9,
+		.level = 0,		/* the codec's default */
 		.filter = SZIP_FILTER_NONE,
 		.dict_size = 0,
 	},
@@ -92,13 +95,21 @@ static void usage(FILE *f)
 "                        or already compressed inputs, and terminals\n"
 "  -q, --quiet           no warnings\n"
 "  -v, --verbose         sizes, choices made, progress (repeatable)\n"
-"  -1 .. -9, --level=N   compression level (default 9)\n"
-"      --chunk-size=N    bytes per chunk: 4096..32768, multiple of 4096\n"
-"                        (default 16384; a K suffix is accepted)\n"
-"      --dict[=SIZE]     preset dictionary of SIZE bytes (1..32768) built\n"
-"                        from the input; without SIZE or 'auto': best size\n"
+"  -1 .. -9, --level=N   compression level: deflate 1..9 (default 9), zstd\n"
+"                        1..22 (default 19), lz4 1 fast, 2..12 (default 12)\n"
+"      --chunk-size=N    bytes per chunk (default 16384; K suffix accepted):\n"
+"                        format 1 4096..32768, a multiple of 4096; format 2\n"
+"                        a power of two in 4096..131072\n"
+"      --dict[=SIZE]     preset dictionary of SIZE bytes built from the\n"
+"                        input (deflate up to 32768, lz4 65536, zstd 262144,\n"
+"                        trained); without SIZE or 'auto': best size\n"
 "      --filter=F        branch filter: none, x86, arm, thumb, auto\n"
 "                        (default none; auto keeps the smallest)\n"
+"      --codec=C         deflate (default), zstd or lz4 (format 2)\n"
+"      --checksum=C      none (default), xxh64 or crc32c per chunk, checked\n"
+"                        after decompression (format 2)\n"
+"      --format=N        1: faulty.lib's szip (the default unless another\n"
+"                        option needs format 2); 2: this project's v2\n"
 "  -h, --help            this help\n"
 "  -V, --version         version\n"
 "\n"
@@ -115,6 +126,28 @@ static const char *const filter_names[SZIP_NR_FILTERS] = {
 static const char *filter_name(int f)
 {
 	return f >= 0 && f < SZIP_NR_FILTERS ? filter_names[f] : "unknown";
+}
+
+static const char *const codec_names[SZIP_NR_CODECS] = {
+	[SZIP_CODEC_DEFLATE] = "deflate",
+	[SZIP_CODEC_ZSTD] = "zstd",
+	[SZIP_CODEC_LZ4] = "lz4",
+};
+
+static const char *codec_name(int c)
+{
+	return c > 0 && c < SZIP_NR_CODECS ? codec_names[c] : "unknown";
+}
+
+static const char *const csum_names[SZIP_NR_CSUMS] = {
+	[SZIP_CSUM_NONE] = "-",
+	[SZIP_CSUM_XXH64] = "xxh64",
+	[SZIP_CSUM_CRC32C] = "crc32c",
+};
+
+static const char *csum_name(int c)
+{
+	return c >= 0 && c < SZIP_NR_CSUMS ? csum_names[c] : "unknown";
 }
 
 /* ------------------------------------------------------------------ I/O */
@@ -297,18 +330,21 @@ static int decode_buffer(const char *name, const u8 *buf, size_t len,
 			 struct szip_info *info, sink_fn sink, void *ctx)
 {
 	struct szip_decoder *d;
-	const u8 *table;
-	u8 out[SZIP_MAX_CHUNK_SIZE];
-	u32 i, bad;
+	struct szip_file f;
+	u8 *out;
+	u32 i, bad = 0;
 	int ret;
 
-	ret = szip_parse_header(info, buf, len, len);
+	ret = szip_parse_header(&f.info, buf, len, len);
+	if (!ret)
+		ret = szip_check_support(&f.info);
 	if (ret) {
 		fail(name, "%s", szip_strerror(ret));
 		return -1;
 	}
-	table = buf + info->table_offset;
-	ret = szip_check_table(info, table, &bad);
+	*info = f.info;
+	szip_file_set_meta(&f, buf + f.info.dict_offset);
+	ret = szip_check_table(&f, &bad);
 	if (ret) {
 		fail(name, "offset table entry %u: %s", bad, szip_strerror(ret));
 		return -1;
@@ -317,28 +353,32 @@ static int decode_buffer(const char *name, const u8 *buf, size_t len,
 		return 0;
 
 	d = malloc(szip_decoder_size());
-	if (!d || szip_decoder_init(d)) {
+	out = malloc(info->chunk_size);
+	if (!d || !out || szip_decoder_init(d)) {
 		free(d);
+		free(out);
 		fail(name, "cannot set up the decoder");
 		return -1;
 	}
-	for (i = 0; i < info->nr_chunks; i++) {
-		u32 off = szip_chunk_offset(table, i);
+	ret = szip_file_prepare(&f);
+	if (ret)
+		fail(name, "cannot prepare the dictionary");
+	for (i = 0; !ret && i < info->nr_chunks; i++) {
+		u64 off = szip_chunk_offset(&f, i);
 
-		ret = szip_decode_chunk(d, info, buf + SZIP_HEADER_SIZE, i,
-					buf + off, szip_chunk_clen(info, table, i),
-					out);
+		ret = szip_decode_chunk(d, &f, i, buf + off,
+					szip_chunk_clen(&f, i), out);
 		if (ret) {
 			fail(name, "chunk %u: %s", i, szip_strerror(ret));
 			break;
 		}
 		ret = sink(ctx, out, szip_chunk_ulen(info, i),
 			   (u64)i * info->chunk_size);
-		if (ret)
-			break;
 	}
+	szip_file_release(&f);
 	szip_decoder_end(d);
 	free(d);
+	free(out);
 	return ret ? -1 : 0;
 }
 
@@ -649,6 +689,7 @@ static int list_one(const char *in)
 {
 	static bool header_done;
 	struct szip_info info;
+	char wbits[8];
 	struct stat st;
 	size_t len;
 	u8 *buf;
@@ -660,28 +701,36 @@ static int list_one(const char *in)
 		return -1;
 	}
 	if (!header_done)
-		printf("%12s %14s %7s %8s %6s %6s %6s %5s  %s\n", "compressed",
-		       "uncompressed", "ratio", "chunks", "chunk", "dict",
-		       "filter", "wbits", "name");
+		printf("%12s %14s %7s %8s %6s %6s %6s %5s %7s %6s  %s\n",
+		       "compressed", "uncompressed", "ratio", "chunks", "chunk",
+		       "dict", "filter", "wbits", "codec", "csum", "name");
 	header_done = true;
-	printf("%12u %14llu %7.3f %8u %6u %6u %6s %5d  %s\n", info.total_size,
+	if (info.version >= 2)
+		snprintf(wbits, sizeof(wbits), "-");
+	else
+		snprintf(wbits, sizeof(wbits), "%d", info.window_bits);
+	printf("%12llu %14llu %7.3f %8u %6u %6u %6s %5s %7s %6s  %s\n",
+	       (unsigned long long)info.total_size,
 	       (unsigned long long)info.size,
 	       (double)info.size / info.total_size, info.nr_chunks,
 	       info.chunk_size, info.dict_size, filter_name(info.filter),
-	       info.window_bits, in);
+	       wbits, codec_name(info.codec), csum_name(info.checksum), in);
 	if (opt.verbose > 0) {
-		const u8 *table = buf + info.table_offset;
-		u32 i, lo = UINT32_MAX, hi = 0;
+		struct szip_file f = { .info = info };
+		u32 i, lo = UINT32_MAX, hi = 0, stored = 0;
 
+		szip_file_set_meta(&f, buf + info.dict_offset);
 		for (i = 0; i < info.nr_chunks; i++) {
-			u32 c = szip_chunk_clen(&info, table, i);
+			u32 c = szip_chunk_clen(&f, i);
 
 			lo = c < lo ? c : lo;
 			hi = c > hi ? c : hi;
+			stored += info.version >= 2 && c == szip_chunk_ulen(&info, i);
 		}
-		printf("    last chunk %u bytes; compressed chunks %u..%u bytes; data at %u; %zu trailing bytes\n",
-		       info.last_chunk_size, lo, hi, info.data_offset,
-		       len - info.total_size);
+		printf("    format v%u; last chunk %u bytes; compressed chunks %u..%u bytes (%u stored); data at %llu; %llu trailing bytes\n",
+		       info.version, info.last_chunk_size, lo, hi, stored,
+		       (unsigned long long)info.data_offset,
+		       (unsigned long long)(len - info.total_size));
 	}
 	free(buf);
 	return 0;
@@ -720,7 +769,10 @@ static int parse_filter(const char *s)
 	return -2;
 }
 
-enum { OPT_CHUNK_SIZE = 256, OPT_DICT, OPT_FILTER, OPT_LEVEL };
+enum {
+	OPT_CHUNK_SIZE = 256, OPT_DICT, OPT_FILTER, OPT_LEVEL, OPT_CODEC,
+	OPT_CHECKSUM, OPT_FORMAT
+};
 
 static const struct option long_options[] = {
 	{ "compress", no_argument, NULL, 'z' },
@@ -740,8 +792,42 @@ static const struct option long_options[] = {
 	{ "dict", optional_argument, NULL, OPT_DICT },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "codec", required_argument, NULL, OPT_CODEC },
+	{ "checksum", required_argument, NULL, OPT_CHECKSUM },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The index of @s in @names (@n entries, NULL holes), or -1 */
+static int parse_name(const char *s, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+/* Defaults that depend on other options, then the combined checks */
+static int finish_options(void)
+{
+	struct pack_opts *o = &opt.pack;
+	char err[128];
+
+	if (!o->format)
+		o->format = o->codec != SZIP_CODEC_DEFLATE ||
+			    o->checksum != SZIP_CSUM_NONE ||
+			    o->chunk_size > SZIP_MAX_CHUNK_SIZE ? 2 : 1;
+	if (!o->level)
+		o->level = o->codec == SZIP_CODEC_ZSTD ? 19 :
+			   o->codec == SZIP_CODEC_LZ4 ? 12 : 9;
+	if (opt.mode == MODE_COMPRESS && pack_check_opts(o, err, sizeof(err))) {
+		fail(NULL, "%s", err);
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_options(int argc, char **argv)
 {
@@ -763,9 +849,9 @@ static int parse_options(int argc, char **argv)
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("szip %s\n", SZIP_VERSION); exit(0);
 		case OPT_CHUNK_SIZE:
-			if (parse_uint(optarg, SZIP_MAX_CHUNK_SIZE, &v) ||
+			if (parse_uint(optarg, SZIP2_MAX_CHUNK_SIZE, &v) ||
 			    v < SZIP_MIN_CHUNK_SIZE || v % SZIP_CHUNK_ALIGN) {
-				fail(NULL, "invalid chunk size '%s': must be a multiple of 4096 in 4096..32768",
+				fail(NULL, "invalid chunk size '%s': a multiple of 4096 in 4096..32768 (format 1) or a power of two in 4096..131072 (format 2)",
 				     optarg);
 				return -1;
 			}
@@ -776,12 +862,39 @@ static int parse_options(int argc, char **argv)
 				opt.pack.dict_size = PACK_DICT_AUTO;
 				break;
 			}
-			if (parse_uint(optarg, SZIP_MAX_WRITE_DICT, &v)) {
-				fail(NULL, "invalid dictionary size '%s': 0..32768 or auto",
+			if (parse_uint(optarg, SZIP2_MAX_DICT_SIZE, &v)) {
+				fail(NULL, "invalid dictionary size '%s': 0..262144 or auto",
 				     optarg);
 				return -1;
 			}
 			opt.pack.dict_size = (int)v;
+			break;
+		case OPT_CODEC:
+			opt.pack.codec = parse_name(optarg, codec_names,
+						    SZIP_NR_CODECS);
+			if (opt.pack.codec < 1) {
+				fail(NULL, "invalid codec '%s': deflate, zstd or lz4",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_CHECKSUM:
+			opt.pack.checksum = parse_name(optarg, csum_names,
+						       SZIP_NR_CSUMS);
+			if (!strcmp(optarg, "none"))
+				opt.pack.checksum = SZIP_CSUM_NONE;
+			if (opt.pack.checksum < 0) {
+				fail(NULL, "invalid checksum '%s': none, xxh64 or crc32c",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_FORMAT:
+			if (parse_uint(optarg, 2, &v) || v < 1) {
+				fail(NULL, "invalid format '%s': 1 or 2", optarg);
+				return -1;
+			}
+			opt.pack.format = (int)v;
 			break;
 		case OPT_FILTER:
 			opt.pack.filter = parse_filter(optarg);
@@ -792,8 +905,8 @@ static int parse_options(int argc, char **argv)
 			}
 			break;
 		case OPT_LEVEL:
-			if (parse_uint(optarg, 9, &v) || v < 1) {
-				fail(NULL, "invalid level '%s': 1..9", optarg);
+			if (parse_uint(optarg, 99, &v) || v < 1) {
+				fail(NULL, "invalid level '%s'", optarg);
 				return -1;
 			}
 			opt.pack.level = (int)v;
@@ -806,7 +919,7 @@ static int parse_options(int argc, char **argv)
 			return -1;
 		}
 	}
-	return 0;
+	return finish_options();
 }
 
 int main(int argc, char **argv)

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * szip encoder.
+ * szip encoder, formats 1 (faulty.lib's) and 2 (docs/szip-format.md, 9).
  *
- * Each chunk is filtered (BCJ) and deflated on its own as raw deflate with
- * a 32 KiB window, the layout faulty.lib reads.  Without a dictionary the
+ * Each chunk is filtered (BCJ) and compressed on its own.  Deflate chunks
+ * are raw deflate with a 32 KiB window, the layout faulty.lib reads.  Without a dictionary the
  * chunk is compressed by libdeflate and, at level 9, also by zlib at level 9
  * (faulty.lib's settings); the smaller stream wins, so output is never
  * larger than faulty.lib's at the same chunk size.  libdeflate has no
  * preset dictionaries: with one, zlib's stream using it competes with
  * libdeflate's stream ignoring it.
+ *
+ * In format 2, zstd and LZ4 chunks are one zstd frame (without content
+ * size, checksum or dictionary id: the reader knows them) or one LZ4 block
+ * each, and a chunk the codec does not shrink is stored as it is.  zstd
+ * dictionaries are trained with ZDICT on the filtered chunks (or, with too
+ * few chunks to train on, are the word dictionary below as raw content);
+ * deflate and LZ4 use the word dictionary.
  *
  * "auto" filter and dictionary choices are made on a sample of chunks
  * spread over the input, so that they cost a fraction of a full pass.
@@ -20,15 +27,22 @@
 #include <stdlib.h>
 
 #include <libdeflate.h>
+#include <lz4hc.h>
+#include <zdict.h>
 
 #include "szip_config.h"
 #include "pack.h"
 
 #define SAMPLE_CHUNKS	128
 #define DICT_WORD	8
-#define OUT_CAP		(SZIP_MAX_CHUNK_SIZE * 2)
+#define MAX_CHUNK	SZIP2_MAX_CHUNK_SIZE
+#define OUT_CAP		(MAX_CHUNK * 2)
+#define DICT_BUF	SZIP2_MAX_DICT_SIZE
+#define ZSTD_AUTO_DICT	(64 * 1024)	/* the size --dict=auto trains */
 
 struct encoder {
+	int format;
+	int codec;
 	int level;
 	int filter;
 	const u8 *dict;
@@ -36,9 +50,48 @@ struct encoder {
 	struct libdeflate_compressor *ld;
 	z_stream zs;
 	bool zs_ready;
-	u8 tmp[SZIP_MAX_CHUNK_SIZE];
+	ZSTD_CCtx *zc;
+	ZSTD_CDict *zdict;
+	LZ4_stream_t *lz4;
+	LZ4_streamHC_t *lz4hc;
+	u8 tmp[MAX_CHUNK];
 	u8 alt[OUT_CAP];
 };
+
+/**
+ * pack_max_level() - highest level a codec accepts
+ * @codec: SZIP_CODEC_* id
+ *
+ * Return: the level; the lowest is always 1.
+ */
+int pack_max_level(int codec)
+{
+	switch (codec) {
+	case SZIP_CODEC_ZSTD:
+		return ZSTD_maxCLevel();
+	case SZIP_CODEC_LZ4:
+		return LZ4HC_CLEVEL_MAX;
+	default:
+		return 9;
+	}
+}
+
+/**
+ * pack_max_dict() - largest dictionary the encoder writes
+ * @format: 1 or 2
+ * @codec: SZIP_CODEC_* id
+ *
+ * Return: the size in bytes: what the codec can refer back to (deflate
+ * 32 KiB, LZ4 64 KiB), or the format's limit for zstd.
+ */
+u32 pack_max_dict(int format, int codec)
+{
+	if (format < 2 || codec == SZIP_CODEC_DEFLATE)
+		return SZIP_MAX_WRITE_DICT;
+	if (codec == SZIP_CODEC_LZ4)
+		return SZIP_LZ4_WINDOW;
+	return SZIP2_MAX_DICT_SIZE;
+}
 
 static void set_err(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -49,22 +102,46 @@ static void set_err(char *err, size_t err_len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static struct encoder *encoder_new(int level)
+static struct encoder *encoder_new(const struct pack_opts *o)
 {
 	struct encoder *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
-	e->level = level;
-	e->ld = libdeflate_alloc_compressor(level == 9 ? 12 : level);
+	e->format = o->format < 2 ? 1 : 2;
+	e->codec = e->format < 2 ? SZIP_CODEC_DEFLATE : o->codec;
+	e->level = o->level;
+	switch (e->codec) {
+	case SZIP_CODEC_ZSTD:
+		e->zc = ZSTD_createCCtx();
+		if (!e->zc ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_compressionLevel, e->level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_contentSizeFlag, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_checksumFlag, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_dictIDFlag, 0)))
+			goto fail;
+		return e;
+	case SZIP_CODEC_LZ4:
+		e->lz4 = LZ4_createStream();
+		e->lz4hc = LZ4_createStreamHC();
+		if (!e->lz4 || !e->lz4hc)
+			goto fail;
+		return e;
+	default:
+		break;
+	}
+	e->ld = libdeflate_alloc_compressor(e->level == 9 ? 12 : e->level);
 	if (!e->ld)
 		goto fail;
-	if (deflateInit2(&e->zs, level, Z_DEFLATED, SZIP_WBITS_DEFAULT, 9,
+	if (deflateInit2(&e->zs, e->level, Z_DEFLATED, SZIP_WBITS_DEFAULT, 9,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		goto fail;
 	e->zs_ready = true;
 	return e;
 fail:
+	ZSTD_freeCCtx(e->zc);
+	LZ4_freeStream(e->lz4);
+	LZ4_freeStreamHC(e->lz4hc);
 	libdeflate_free_compressor(e->ld);
 	free(e);
 	return NULL;
@@ -77,6 +154,10 @@ static void encoder_free(struct encoder *e)
 	if (e->zs_ready)
 		deflateEnd(&e->zs);
 	libdeflate_free_compressor(e->ld);
+	ZSTD_freeCCtx(e->zc);
+	ZSTD_freeCDict(e->zdict);
+	LZ4_freeStream(e->lz4);
+	LZ4_freeStreamHC(e->lz4hc);
 	free(e);
 }
 
@@ -98,17 +179,9 @@ static size_t zlib_chunk(struct encoder *e, const u8 *src, u32 len, u8 *out)
 	return OUT_CAP - zs->avail_out;
 }
 
-/*
- * Compress chunk data @src (@len bytes at uncompressed offset @pos) into
- * @out (OUT_CAP bytes).  Returns the compressed length, 0 on failure.
- */
-static size_t encode_chunk(struct encoder *e, const u8 *src, u32 len, u32 pos,
-			   u8 *out)
+static size_t deflate_chunk(struct encoder *e, u32 len, u8 *out)
 {
 	size_t n, z;
-
-	memcpy(e->tmp, src, len);
-	szip_bcj(e->filter, e->tmp, len, pos, true);
 
 	/*
 	 * A stream that ignores the dictionary decodes the same with it
@@ -121,6 +194,65 @@ static size_t encode_chunk(struct encoder *e, const u8 *src, u32 len, u32 pos,
 	if (z && (!n || z < n)) {
 		memcpy(out, e->alt, z);
 		n = z;
+	}
+	return n;
+}
+
+static size_t zstd_chunk(struct encoder *e, u32 len, u8 *out)
+{
+	size_t n = ZSTD_compress2(e->zc, out, OUT_CAP, e->tmp, len);
+
+	return ZSTD_isError(n) ? 0 : n;
+}
+
+static size_t lz4_chunk(struct encoder *e, u32 len, u8 *out)
+{
+	const char *dict = (const char *)e->dict;
+	int n;
+
+	if (e->level <= 1) {
+		LZ4_resetStream_fast(e->lz4);
+		if (e->dict_size)
+			LZ4_loadDict(e->lz4, dict, (int)e->dict_size);
+		n = LZ4_compress_fast_continue(e->lz4, (const char *)e->tmp,
+					       (char *)out, (int)len, OUT_CAP, 1);
+	} else {
+		LZ4_resetStreamHC_fast(e->lz4hc, e->level);
+		if (e->dict_size)
+			LZ4_loadDictHC(e->lz4hc, dict, (int)e->dict_size);
+		n = LZ4_compress_HC_continue(e->lz4hc, (const char *)e->tmp,
+					     (char *)out, (int)len, OUT_CAP);
+	}
+	return n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * Compress chunk data @src (@len bytes at uncompressed offset @pos) into
+ * @out (OUT_CAP bytes).  Returns the compressed length, 0 on failure.  In
+ * format 2 a chunk the codec does not shrink is stored: @len bytes.
+ */
+static size_t encode_chunk(struct encoder *e, const u8 *src, u32 len, u32 pos,
+			   u8 *out)
+{
+	size_t n;
+
+	memcpy(e->tmp, src, len);
+	szip_bcj(e->filter, e->tmp, len, pos, true);
+
+	switch (e->codec) {
+	case SZIP_CODEC_ZSTD:
+		n = zstd_chunk(e, len, out);
+		break;
+	case SZIP_CODEC_LZ4:
+		n = lz4_chunk(e, len, out);
+		break;
+	default:
+		n = deflate_chunk(e, len, out);
+		break;
+	}
+	if (e->format >= 2 && (!n || n >= len)) {
+		memcpy(out, e->tmp, len);
+		n = len;
 	}
 	return n;
 }
@@ -247,54 +379,147 @@ static struct word_count *count_words(const u8 *buf, size_t len,
 	return t;
 }
 
+/* The filtered input, as the chunks' compressor sees it */
+static u8 *filtered_copy(const u8 *in, size_t len, u32 chunk_size, int filter)
+{
+	u8 *filtered = malloc(len ? len : 1);
+	u32 c;
+
+	if (!filtered)
+		return NULL;
+	memcpy(filtered, in, len);
+	for (c = 0; c < nr_chunks_of(len, chunk_size); c++)
+		szip_bcj(filter, filtered + (size_t)c * chunk_size,
+			 chunk_len(len, chunk_size, c), c * chunk_size, true);
+	return filtered;
+}
+
 /*
  * faulty.lib's dictionary: the most frequent 8-byte words of the filtered
  * input at 8-byte-aligned positions, most frequent last, in a zeroed
  * 32 KiB buffer; a dictionary of size d is the buffer's last d bytes.
  * Ours ranks words by the number of chunks they occur in first, then by
  * count, then by value (descending, as faulty.lib's reversed walk of an
- * ordered map does for a stable sort); it compresses better.
+ * ordered map does for a stable sort); it compresses better.  LZ4 gets the
+ * same, in a 64 KiB buffer (@cap).
  */
 static int build_dictionary(const u8 *in, size_t len, u32 chunk_size,
-			    int filter, u8 *dict)
+			    int filter, u8 *dict, u32 cap)
 {
-	u8 *filtered = malloc(len ? len : 1);
+	u8 *filtered = filtered_copy(in, len, chunk_size, filter);
 	struct word_count *words;
-	size_t nr = 0, i, slots = SZIP_MAX_WRITE_DICT / DICT_WORD;
-	u32 c;
+	size_t nr = 0, i, slots = cap / DICT_WORD;
 
 	if (!filtered)
 		return -ENOMEM;
-	memcpy(filtered, in, len);
-	for (c = 0; c < nr_chunks_of(len, chunk_size); c++)
-		szip_bcj(filter, filtered + (size_t)c * chunk_size,
-			 chunk_len(len, chunk_size, c), c * chunk_size, true);
 	words = count_words(filtered, len, chunk_size, &nr);
 	free(filtered);
 	if (!words)
 		return -ENOMEM;
 
-	memset(dict, 0, SZIP_MAX_WRITE_DICT);
+	memset(dict, 0, cap);
 	for (i = 0; i < nr && i < slots; i++)
-		memcpy(dict + SZIP_MAX_WRITE_DICT - (i + 1) * DICT_WORD,
-		       &words[i].word, DICT_WORD);
+		memcpy(dict + cap - (i + 1) * DICT_WORD, &words[i].word,
+		       DICT_WORD);
 	free(words);
 	return 0;
 }
 
-static void use_dict(struct encoder *e, const u8 *dict_buf, u32 size)
+/*
+ * A zstd dictionary of at most @size bytes trained by ZDICT on the
+ * filtered chunks (at most 256 per dictionary KiB, spread over the input),
+ * at the end of @dict (DICT_BUF bytes).  Returns its size, 0 if ZDICT
+ * could not train one (too few chunks), or a negative errno.
+ */
+static long train_zstd_dictionary(const u8 *in, size_t len, u32 chunk_size,
+				  int filter, u8 *dict, u32 size)
+{
+	u32 n = nr_chunks_of(len, chunk_size), want = size / 4, s;
+	u8 *filtered = filtered_copy(in, len, chunk_size, filter);
+	size_t *sizes, got, used = 0;
+	u8 *samples;
+
+	want = want < n ? want : n;
+	samples = malloc((size_t)want * chunk_size + 1);
+	sizes = malloc(sizeof(*sizes) * (want + 1));
+	if (!filtered || !samples || !sizes) {
+		free(filtered);
+		free(samples);
+		free(sizes);
+		return -ENOMEM;
+	}
+	for (s = 0; s < want; s++) {
+		u32 i = (u32)((u64)s * n / want);
+		u32 l = chunk_len(len, chunk_size, i);
+
+		memcpy(samples + used, filtered + (size_t)i * chunk_size, l);
+		sizes[s] = l;
+		used += l;
+	}
+	got = ZDICT_trainFromBuffer(dict + DICT_BUF - size, size, samples,
+				    sizes, want);
+	free(filtered);
+	free(samples);
+	free(sizes);
+	if (ZDICT_isError(got))
+		return 0;
+	memmove(dict + DICT_BUF - got, dict + DICT_BUF - size, got);
+	return (long)got;
+}
+
+/* Make the last @size bytes of @dict_buf the dictionary (0: none). */
+static int use_dict(struct encoder *e, const u8 *dict_buf, u32 size)
 {
 	e->dict_size = size;
-	e->dict = dict_buf + SZIP_MAX_WRITE_DICT - size;
+	e->dict = dict_buf + DICT_BUF - size;
+	if (e->codec != SZIP_CODEC_ZSTD)
+		return 0;
+	ZSTD_CCtx_refCDict(e->zc, NULL);
+	ZSTD_freeCDict(e->zdict);
+	e->zdict = NULL;
+	if (!size)
+		return 0;
+	e->zdict = ZSTD_createCDict(e->dict, size, e->level);
+	if (!e->zdict || ZSTD_isError(ZSTD_CCtx_refCDict(e->zc, e->zdict)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The dictionary for a format 2 zstd file */
+static int choose_zstd_dict(struct encoder *e, const u8 *in, size_t len,
+			    const struct pack_opts *o, u8 *dict_buf, u64 best)
+{
+	u32 size = o->dict_size == PACK_DICT_AUTO ? ZSTD_AUTO_DICT :
+						    (u32)o->dict_size;
+	long got = train_zstd_dictionary(in, len, o->chunk_size, e->filter,
+					 dict_buf, size);
+
+	if (got < 0)
+		return (int)got;
+	if (!got) {
+		/* too few samples for ZDICT: a raw-content dictionary */
+		int err = build_dictionary(in, len, o->chunk_size, e->filter,
+					   dict_buf + DICT_BUF - size, size);
+
+		if (err)
+			return err;
+		got = size;
+	}
+	if (use_dict(e, dict_buf, (u32)got))
+		return -ENOMEM;
+	if (o->dict_size == PACK_DICT_AUTO &&
+	    sample_cost(e, in, len, o->chunk_size) >= best)
+		return use_dict(e, dict_buf, 0);
+	return 0;
 }
 
 /* Decide the filter and dictionary size for "auto" options. */
 static int choose_variant(struct encoder *e, const u8 *in, size_t len,
 			  const struct pack_opts *o, u8 *dict_buf)
 {
+	u32 cap = pack_max_dict(e->format, e->codec), d;
 	u64 best, cost;
 	int f, err;
-	u32 d;
 
 	use_dict(e, dict_buf, 0);
 	e->filter = o->filter == PACK_FILTER_AUTO ? SZIP_FILTER_NONE : o->filter;
@@ -313,16 +538,16 @@ static int choose_variant(struct encoder *e, const u8 *in, size_t len,
 	}
 	if (!o->dict_size)
 		return 0;
+	if (e->codec == SZIP_CODEC_ZSTD)
+		return choose_zstd_dict(e, in, len, o, dict_buf, best);
 
-	err = build_dictionary(in, len, o->chunk_size, e->filter, dict_buf);
+	err = build_dictionary(in, len, o->chunk_size, e->filter,
+			       dict_buf + DICT_BUF - cap, cap);
 	if (err)
 		return err;
-	if (o->dict_size != PACK_DICT_AUTO) {
-		use_dict(e, dict_buf, (u32)o->dict_size);
-		return 0;
-	}
-	for (d = SZIP_CHUNK_ALIGN, f = 0; d <= SZIP_MAX_WRITE_DICT;
-	     d += SZIP_CHUNK_ALIGN) {
+	if (o->dict_size != PACK_DICT_AUTO)
+		return use_dict(e, dict_buf, (u32)o->dict_size);
+	for (d = SZIP_CHUNK_ALIGN, f = 0; d <= cap; d += SZIP_CHUNK_ALIGN) {
 		use_dict(e, dict_buf, d);
 		cost = sample_cost(e, in, len, o->chunk_size);
 		if (cost < best) {
@@ -330,8 +555,7 @@ static int choose_variant(struct encoder *e, const u8 *in, size_t len,
 			f = (int)d;
 		}
 	}
-	use_dict(e, dict_buf, (u32)f);
-	return 0;
+	return use_dict(e, dict_buf, (u32)f);
 }
 
 static int grow(u8 **buf, size_t *cap, size_t need)
@@ -359,42 +583,72 @@ static void put_le(u8 *p, u64 v, int bytes)
 		p[i] = (u8)(v >> (8 * i));
 }
 
-/* Compress every chunk after the header, dictionary and offset table. */
+/* Where the chunk data starts: after the header, dictionary and tables */
+static size_t tables_end(const struct encoder *e, u32 n, int checksum,
+			 size_t *table, size_t *csums)
+{
+	if (e->format < 2) {
+		*table = SZIP_HEADER_SIZE + e->dict_size;
+		*csums = *table + (size_t)n * SZIP_OFFSET_SIZE;
+		return *csums;
+	}
+	*table = SZIP2_HEADER_SIZE + e->dict_size;
+	*csums = *table + (size_t)n * SZIP2_OFFSET_SIZE;
+	return *csums + (size_t)n * (checksum == SZIP_CSUM_XXH64 ? 8 :
+				     checksum == SZIP_CSUM_CRC32C ? 4 : 0);
+}
+
+/* Compress every chunk after the header, dictionary and tables. */
 static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
 		       const struct pack_opts *o, struct pack_result *res,
 		       size_t *cap, char *err, size_t err_len)
 {
 	u32 n = nr_chunks_of(len, o->chunk_size);
-	size_t table = SZIP_HEADER_SIZE + e->dict_size;
-	size_t pos = table + (size_t)n * SZIP_OFFSET_SIZE;
+	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
+	size_t table, csums, pos = tables_end(e, n, csum, &table, &csums);
 	u8 out[OUT_CAP];
 	u32 i;
 
+	if (grow(&res->data, cap, pos)) {
+		set_err(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
-		size_t c = encode_chunk(e, in + (size_t)i * o->chunk_size,
-					chunk_len(len, o->chunk_size, i),
-					i * o->chunk_size, out);
+		const u8 *src = in + (size_t)i * o->chunk_size;
+		u32 ulen = chunk_len(len, o->chunk_size, i);
+		size_t c = encode_chunk(e, src, ulen, i * o->chunk_size, out);
 
 		if (!c) {
-			set_err(err, err_len, "deflate failed on chunk %u", i);
+			set_err(err, err_len, "compression failed on chunk %u", i);
 			return -EIO;
 		}
-		if (pos > SZIP_MAX_TOTAL_SIZE - c) {
+		if (e->format < 2 && pos > SZIP_MAX_TOTAL_SIZE - c) {
 			set_err(err, err_len,
-				"compressed data exceeds the format's 4 GiB limit (32-bit offsets)");
+				"compressed data exceeds format 1's 4 GiB limit (32-bit offsets); use format 2");
 			return -EFBIG;
 		}
 		if (grow(&res->data, cap, pos + c)) {
 			set_err(err, err_len, "out of memory");
 			return -ENOMEM;
 		}
-		put_le(res->data + table + (size_t)i * SZIP_OFFSET_SIZE, pos, 4);
+		if (e->format < 2) {
+			put_le(res->data + table + (size_t)i * SZIP_OFFSET_SIZE,
+			       pos, 4);
+		} else {
+			put_le(res->data + table + (size_t)i * SZIP2_OFFSET_SIZE,
+			       pos, 8);
+			if (csum == SZIP_CSUM_XXH64)
+				put_le(res->data + csums + (size_t)i * 8,
+				       szip_csum(csum, src, ulen), 8);
+			else if (csum == SZIP_CSUM_CRC32C)
+				put_le(res->data + csums + (size_t)i * 4,
+				       szip_csum(csum, src, ulen), 4);
+		}
 		memcpy(res->data + pos, out, c);
 		pos += c;
 		if (o->progress && (i % 256 == 255 || i + 1 == n))
 			o->progress(o->progress_arg,
-				    (u64)i * o->chunk_size +
-				    chunk_len(len, o->chunk_size, i), len);
+				    (u64)i * o->chunk_size + ulen, len);
 	}
 	res->len = pos;
 	return 0;
@@ -406,15 +660,94 @@ static void put_header(const struct encoder *e, size_t len,
 	u32 n = nr_chunks_of(len, o->chunk_size);
 	u8 *h = res->data;
 
-	put_le(h, SZIP_MAGIC, 4);
-	put_le(h + 4, res->len, 4);
-	put_le(h + 8, o->chunk_size, 2);
-	put_le(h + 10, e->dict_size, 2);
-	put_le(h + 12, n, 4);
-	put_le(h + 16, chunk_len(len, o->chunk_size, n - 1), 2);
-	h[18] = (u8)SZIP_WBITS_DEFAULT;
-	h[19] = (u8)e->filter;
-	memcpy(h + SZIP_HEADER_SIZE, e->dict, e->dict_size);
+	if (e->format < 2) {
+		put_le(h, SZIP_MAGIC, 4);
+		put_le(h + 4, res->len, 4);
+		put_le(h + 8, o->chunk_size, 2);
+		put_le(h + 10, e->dict_size, 2);
+		put_le(h + 12, n, 4);
+		put_le(h + 16, chunk_len(len, o->chunk_size, n - 1), 2);
+		h[18] = (u8)SZIP_WBITS_DEFAULT;
+		h[19] = (u8)e->filter;
+		memcpy(h + SZIP_HEADER_SIZE, e->dict, e->dict_size);
+		return;
+	}
+	memset(h, 0, SZIP2_HEADER_SIZE);
+	put_le(h, SZIP2_MAGIC, 4);
+	h[4] = (u8)e->codec;
+	h[5] = (u8)__builtin_ctz(o->chunk_size);
+	h[6] = (u8)e->filter;
+	h[7] = (u8)o->checksum;
+	put_le(h + 8, len, 8);
+	put_le(h + 16, res->len, 8);
+	put_le(h + 24, e->dict_size, 4);
+	put_le(h + 28, n, 4);
+	memcpy(h + SZIP2_HEADER_SIZE, e->dict, e->dict_size);
+}
+
+/**
+ * pack_check_opts() - do the options fit together and the format?
+ * @o: the options
+ * @err: receives a message saying what does not fit
+ * @err_len: size of @err
+ *
+ * Return: 0 or -EINVAL.
+ */
+int pack_check_opts(const struct pack_opts *o, char *err, size_t err_len)
+{
+	u32 cs = o->chunk_size;
+
+	if (o->format < 1 || o->format > 2) {
+		set_err(err, err_len, "format %d: only 1 and 2 exist", o->format);
+		return -EINVAL;
+	}
+	if (o->codec < 1 || o->codec >= SZIP_NR_CODECS ||
+	    o->checksum < 0 || o->checksum >= SZIP_NR_CSUMS) {
+		set_err(err, err_len, "unknown codec or checksum");
+		return -EINVAL;
+	}
+	if (o->format < 2) {
+		if (o->codec != SZIP_CODEC_DEFLATE ||
+		    o->checksum != SZIP_CSUM_NONE) {
+			set_err(err, err_len, "format 1 has only deflate and no checksums");
+			return -EINVAL;
+		}
+		if (!cs || cs % SZIP_CHUNK_ALIGN || cs > SZIP_MAX_CHUNK_SIZE) {
+			set_err(err, err_len, "format 1 chunk sizes are multiples of 4096 up to 32768");
+			return -EINVAL;
+		}
+	} else if (cs < SZIP_MIN_CHUNK_SIZE || cs > SZIP2_MAX_CHUNK_SIZE ||
+		   (cs & (cs - 1))) {
+		set_err(err, err_len, "format 2 chunk sizes are powers of two in 4096..131072");
+		return -EINVAL;
+	}
+	if (o->level < 1 || o->level > pack_max_level(o->codec)) {
+		set_err(err, err_len, "level %d out of range 1..%d", o->level,
+			pack_max_level(o->codec));
+		return -EINVAL;
+	}
+	if (o->dict_size != PACK_DICT_AUTO &&
+	    (o->dict_size < 0 ||
+	     (u32)o->dict_size > pack_max_dict(o->format, o->codec))) {
+		set_err(err, err_len, "dictionary size %d out of range 0..%u",
+			o->dict_size, pack_max_dict(o->format, o->codec));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_input(const struct pack_opts *o, size_t len, char *err,
+		       size_t err_len)
+{
+	if (!len) {
+		set_err(err, err_len, "empty input cannot be represented in szip");
+		return -EINVAL;
+	}
+	if (len / o->chunk_size >= 0xFFFFFFFFULL) {
+		set_err(err, err_len, "input too large for 32-bit chunk count");
+		return -EFBIG;
+	}
+	return 0;
 }
 
 /**
@@ -431,22 +764,20 @@ static void put_header(const struct encoder *e, size_t len,
 int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 	      struct pack_result *res, char *err, size_t err_len)
 {
-	u8 *dict_buf = calloc(1, SZIP_MAX_WRITE_DICT);
-	struct encoder *e = encoder_new(opts->level);
+	u8 *dict_buf = NULL;
+	struct encoder *e = NULL;
 	size_t cap = 0;
-	int ret = -ENOMEM;
+	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (!len) {
-		set_err(err, err_len, "empty input cannot be represented in szip");
-		ret = -EINVAL;
-		goto out;
-	}
-	if (len / opts->chunk_size >= 0xFFFFFFFFULL) {
-		set_err(err, err_len, "input too large for 32-bit chunk count");
-		ret = -EFBIG;
-		goto out;
-	}
+	ret = pack_check_opts(opts, err, err_len);
+	if (!ret)
+		ret = check_input(opts, len, err, err_len);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	dict_buf = calloc(1, DICT_BUF);
+	e = encoder_new(opts);
 	if (!e || !dict_buf) {
 		set_err(err, err_len, "out of memory");
 		goto out;

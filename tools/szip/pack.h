@@ -5,6 +5,8 @@
 #ifndef _SZIP_PACK_H
 #define _SZIP_PACK_H
 
+#include <stddef.h>
+
 #include "szip.h"
 
 #define PACK_FILTER_AUTO	(-1)
@@ -12,14 +14,24 @@
 
 /**
  * struct pack_opts - what to produce
- * @chunk_size: uncompressed bytes per chunk (4096..32768, multiple of 4096)
- * @level: 1 (fast) .. 9 (best)
+ * @format: 1 (faulty.lib's format; deflate, chunks up to 32 KiB, no
+ *	checksum) or 2
+ * @codec: SZIP_CODEC_* (only %SZIP_CODEC_DEFLATE in format 1)
+ * @checksum: SZIP_CSUM_* (only %SZIP_CSUM_NONE in format 1)
+ * @chunk_size: uncompressed bytes per chunk: format 1 4096..32768, a
+ *	multiple of 4096; format 2 a power of two in 4096..131072
+ * @level: the codec's level: deflate 1..9, zstd 1..22, LZ4 1 (fast) or
+ *	2..12 (high compression)
  * @filter: SZIP_FILTER_* or %PACK_FILTER_AUTO
- * @dict_size: dictionary bytes (0 none, up to 32768) or %PACK_DICT_AUTO
+ * @dict_size: dictionary bytes (0 none, up to pack_max_dict()) or
+ *	%PACK_DICT_AUTO
  * @progress: called now and then with the bytes done so far (may be NULL)
  * @progress_arg: passed to @progress
  */
 struct pack_opts {
+	int format;
+	int codec;
+	int checksum;
 	u32 chunk_size;
 	int level;
 	int filter;
@@ -42,6 +54,9 @@ struct pack_result {
 	u32 dict_size;
 };
 
+int pack_check_opts(const struct pack_opts *o, char *err, size_t err_len);
+int pack_max_level(int codec);
+u32 pack_max_dict(int format, int codec);
 int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 	      struct pack_result *res, char *err, size_t err_len);
 
