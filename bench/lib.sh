@@ -123,9 +123,16 @@ bench_all_configs=(
 	"btrfs-zlib btrfs compress-force=zlib"
 	"btrfs-zstd btrfs compress-force=zstd"
 )
-# BENCH_QUICK=1: one of each kind
 # shellcheck disable=SC2034 # used by run-bench.sh
-bench_quick_configs="ext4 szip-16k-x86 sqfs-gzip-128k erofs-lz4hc-16k btrfs-zlib"
+{
+	# the default run: every kind; szip at 4K, 16K, 32K, with and without
+	# the filter (16K) and the dictionary (16K)
+	bench_default_configs="ext4 szip-4k-x86 szip-16k szip-16k-x86 szip-16k-x86-dict
+		szip-32k-x86 sqfs-gzip-16k sqfs-gzip-128k sqfs-zstd-128k sqfs-lz4hc-128k
+		erofs-lz4hc-16k erofs-deflate-16k btrfs-zlib btrfs-zstd"
+	# BENCH_QUICK=1: one of each kind
+	bench_quick_configs="ext4 szip-16k-x86 sqfs-gzip-128k erofs-lz4hc-16k btrfs-zlib"
+}
 
 # bench_config NAME: set C_NAME, C_KIND, C_OPTS (array) for NAME; false if
 # there is no such configuration.

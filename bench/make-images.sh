@@ -44,7 +44,7 @@ main() {
 		case $1 in
 		--manifest) manifest=${2:?--manifest needs a file}; shift 2 ;;
 		--szip) szip=${2:?--szip needs a path}; shift 2 ;;
-		-h | --help) sed -n '3,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+		-h | --help) sed -n '4,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
 		-*) bench_log "unknown option $1"; exit 2 ;;
 		*) configs+=("$1"); shift ;;
 		esac

@@ -1,0 +1,421 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/run-bench.sh - measure ext4dec against plain ext4, SquashFS, EROFS
+# and btrfs in QEMU, on the same data and the same throttled virtual disks.
+#
+# Usage: bench/run-bench.sh [options]
+#
+#   -o, --out DIR        results directory (default: build/bench)
+#       --src DIR        build szip and the module from DIR instead of this
+#                        checkout (e.g. a git worktree of another commit,
+#                        for before/after figures)
+#   -k, --kernel SPEC    guest kernel (default 6.12; see tests/vm/run-vm.sh)
+#   -n, --repeats N      runs of every workload; figures are medians (3)
+#       --bw "A B ..."   disk read bandwidths in MB/s, one boot each; 0 is
+#                        unthrottled (default "20 0").  The random-read and
+#                        mmap workloads run at the first one only, the
+#                        userspace decode at the last one
+#       --configs "A B"  configurations (default: bench_default_configs in
+#                        bench/lib.sh; "all": every one defined there)
+#       --rand N         random 4 KiB reads per run (default 500)
+#       --quick          1 run, 20 MB/s only, 5 configurations, 200 reads:
+#                        a check of the pipeline, not a measurement
+#       --mem MB         guest memory (default 2048)
+#       --no-deps        do not apt-get install missing host packages
+#   -v, --verbose        stream the guest console to stderr
+#   -h, --help
+#
+# Environment: BENCH_QUICK=1, BENCH_REPEATS, BENCH_BANDWIDTHS, BENCH_CONFIGS,
+# BENCH_RAND_COUNT, BENCH_JOBS (parallel packing), BENCH_BOOT_TIMEOUT
+# (seconds per boot, default 3600), EXT4DEC_KVM=1 (KVM instead of TCG),
+# EXT4DEC_CACHE (data, kernels and images; default ~/.cache/ext4dec).
+#
+# Every disk image is its own virtio disk, opened by QEMU with cache=none
+# (O_DIRECT: the host page cache holds none of it) and throttled with
+# throttling.bps-read; the guest has 2 vCPUs.  Steps: fetch the data
+# (bench/fetch-data.sh), build the images (bench/make-images.sh), fill the
+# btrfs images in a first boot (once; cached), then one boot per bandwidth
+# running the workloads (bench/guest-init.sh, bench/benchio.c), then
+# bench/report.py writes results.md, results.csv, raw.csv and bench.png in
+# the results directory and prints the table.
+#
+# Exit status: 0 success, 1 failure (named on stderr), 2 usage error.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+# The whole script is one function: bash parses it all before running, so
+# editing the file during a run does not break the run.
+main() {
+	usage() {
+		sed -n '4,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+		exit "${1:-0}"
+	}
+
+	out=$top/build/bench src=$top kspec=${BENCH_KERNEL:-6.12} mem=2048 deps=1 verbose=0
+	quick=${BENCH_QUICK:-0}
+	repeats=${BENCH_REPEATS:-} bws=${BENCH_BANDWIDTHS:-} configs=${BENCH_CONFIGS:-}
+	rand=${BENCH_RAND_COUNT:-}
+	need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+		-o | --out) need_arg "$@"; out=$2; shift 2 ;;
+		--src) need_arg "$@"; src=$2; shift 2 ;;
+		-k | --kernel) need_arg "$@"; kspec=$2; shift 2 ;;
+		-n | --repeats) need_arg "$@"; repeats=$2; shift 2 ;;
+		--bw) need_arg "$@"; bws=$2; shift 2 ;;
+		--configs) need_arg "$@"; configs=$2; shift 2 ;;
+		--rand) need_arg "$@"; rand=$2; shift 2 ;;
+		--quick) quick=1; shift ;;
+		--mem) need_arg "$@"; mem=$2; shift 2 ;;
+		--no-deps) deps=0; shift ;;
+		-v | --verbose) verbose=1; shift ;;
+		-h | --help) usage 0 ;;
+		*) bench_log "unknown argument: $1"; usage 2 >&2 ;;
+		esac
+	done
+	if [[ $quick == 1 ]]; then
+		: "${repeats:=1}" "${bws:=20}" "${configs:=$bench_quick_configs}" "${rand:=200}"
+	fi
+	: "${repeats:=3}" "${bws:=20 0}" "${rand:=500}"
+	case $configs in
+	'') configs=$bench_default_configs ;;
+	all) configs=$(for c in "${bench_all_configs[@]}"; do echo "${c%% *}"; done) ;;
+	esac
+	[[ $repeats =~ ^[1-9][0-9]*$ ]] || { bench_log "--repeats: not a positive number: $repeats"; exit 2; }
+	[[ $rand =~ ^[0-9]+$ ]] || { bench_log "--rand: not a number: $rand"; exit 2; }
+	for b in $bws; do
+		[[ $b =~ ^[0-9]+$ ]] || { bench_log "--bw: not a number of MB/s: $b"; exit 2; }
+	done
+	for c in $configs; do
+		bench_config "$c" || { bench_log "unknown configuration '$c' (see bench/lib.sh)"; exit 2; }
+	done
+	[[ -f $src/Kbuild && -d $src/ext4dec ]] || { bench_log "--src $src: not an ext4dec source tree"; exit 2; }
+	src=$(cd "$src" && pwd)
+	# ext4 is the reference of every ratio, and the source of the btrfs fill
+	# shellcheck disable=SC2086 # a word list
+	configs=$(printf '%s\n' $configs | awk '!seen[$0]++' | tr '\n' ' ')
+	[[ " $configs" == *" ext4 "* ]] || configs="ext4 $configs"
+
+	t_start=$SECONDS
+	export PATH="$PATH:/usr/sbin:/sbin"
+
+	# --- host packages ------------------------------------------------------------
+	host_pkgs=(qemu-system-x86 cpio kmod e2fsprogs make gcc libc6-dev python3
+		squashfs-tools erofs-utils btrfs-progs btrfs-compsize gnuplot-nox)
+	if [[ $deps == 1 ]]; then
+		bench_install_missing "${host_pkgs[@]}"
+	fi
+	qemu=${EXT4DEC_QEMU:-qemu-system-x86_64}
+	for t in "$qemu" cpio depmod modprobe ldd mkfs.ext4 mksquashfs mkfs.erofs mkfs.btrfs \
+		compsize gnuplot python3 gcc make; do
+		command -v "$t" >/dev/null || bench_die "$t not found (install: ${host_pkgs[*]})"
+	done
+
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	work=$(mktemp -d "$out/.work.XXXXXX")
+	tailpid=''
+	# shellcheck disable=SC2317 # called through the trap
+	cleanup() {
+		[[ -z $tailpid ]] || kill "$tailpid" 2>/dev/null || true
+		rm -rf "$work"
+	}
+	trap cleanup EXIT
+	rm -f "$out"/results-*.log "$out"/console-*.log "$out"/results.* "$out"/raw.csv "$out"/bench.png
+
+	# --- kernel, module, tools ------------------------------------------------------
+	kver=$(vm_kernel_for "$kspec")
+	vm_kernel_paths "$kver"
+	bench_log "kernel $kver; building szip and ext4dec.ko from $src"
+	make -s -C "$src" tool >&2 || bench_die "building szip in $src failed"
+	szip=$src/tools/szip/szip
+	mkdir -p "$work/mod"
+	cp -r "$src/Kbuild" "$src/include" "$src/szip" "$src/ext4dec" "$work/mod/"
+	if ! make -C "$K_KDIR" M="$work/mod" EXT4DEC_SRCDIR="$src" -j"$(nproc)" modules \
+		>"$out/build-module.log" 2>&1; then
+		tail -n 20 "$out/build-module.log" >&2
+		bench_die "building ext4dec.ko against $K_KDIR failed; see $out/build-module.log"
+	fi
+	ko=$work/mod/ext4dec.ko
+	benchio=$out/benchio
+	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+		-Wmissing-prototypes -o "$benchio" "$here/benchio.c" ||
+		bench_die "building $here/benchio.c failed"
+
+	# --- data and images --------------------------------------------------------------
+	"$here/fetch-data.sh" >"$out/manifest.tsv" || bench_die "fetching the data failed"
+	# shellcheck disable=SC2086 # configuration names are words
+	"$here/make-images.sh" --manifest "$out/manifest.tsv" --szip "$szip" $configs \
+		>"$out/images.tsv" || bench_die "building the images failed"
+	files=$(cut -f1 "$out/manifest.tsv" | tr '\n' ' ')
+	sizes=$(cut -f5 "$out/manifest.tsv" | tr '\n' ' ')
+	main_file=$(head -n1 "$out/manifest.tsv" | cut -f1)
+	sed -n 's/^SKIP\t\([^\t]*\)\t/\1: /p' "$out/images.tsv" | while read -r l; do bench_log "skipped $l"; done
+
+	# --- initramfs ----------------------------------------------------------------------
+	find_tool() { PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" 2>/dev/null; }
+	add_libs() {
+		local root=$1 file=$2 lib
+		for lib in $(ldd "$file" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+			[[ -e $root$lib ]] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	}
+	add_bin() {
+		local root=$1 src_bin=$2 name=${3:-$(basename "$2")}
+		cp -L "$src_bin" "$root/bin/$name"
+		add_libs "$root" "$src_bin"
+	}
+	add_module_closure() {
+		local root=$1 name=$2 line path deps
+		deps=$(modprobe -d "$K_ROOT" -S "$kver" --show-depends "$name" 2>&1) ||
+			bench_die "kernel $kver has no module '$name': $deps"
+		while read -r line; do
+			case $line in
+			insmod\ *)
+				path=${line#insmod }
+				path=${path%% *}
+				mkdir -p "$root/lib/modules/$kver/$(dirname "${path#"$K_MODDIR"/}")"
+				cp "$path" "$root/lib/modules/$kver/${path#"$K_MODDIR"/}"
+				;;
+			esac
+		done <<<"$deps"
+	}
+	# cpio_entry INO NAME MODE RDEVMAJOR RDEVMINOR: one empty newc member
+	cpio_bytes=0
+	cpio_entry() {
+		local namesize=$((${#2} + 1)) pad
+		printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%s\0' \
+			"$1" "$((8#$3))" 0 0 1 0 0 0 0 "$4" "$5" "$namesize" 0 "$2"
+		pad=$(((4 - (110 + namesize) % 4) % 4))
+		head -c "$pad" /dev/zero
+		cpio_bytes=$((cpio_bytes + 110 + namesize + pad))
+	}
+	pack_cpio() { (cd "$1" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet); }
+
+	root=$work/root
+	mkdir -p "$root"/{bin,dev,etc,lib,lib64,mnt,proc,root,sys,tmp,usr}
+	ln -s bin "$root/sbin"
+	ln -s ../bin "$root/usr/bin"
+	ln -s ../bin "$root/usr/sbin"
+	ln -s ../lib "$root/usr/lib"
+	busybox=$(vm_guest_busybox)
+	add_bin "$root" "$busybox" busybox
+	for t in $("$busybox" --list); do
+		[[ $t == busybox ]] || ln -sf busybox "$root/bin/$t"
+	done
+	add_bin "$root" "$(find_tool kmod)" kmod
+	for t in insmod rmmod modprobe lsmod modinfo depmod; do ln -sf kmod "$root/bin/$t"; done
+	for t in chattr lsattr compsize; do
+		p=$(find_tool "$t") || bench_die "$t not found"
+		add_bin "$root" "$p"
+	done
+	add_bin "$root" "$benchio"
+	add_bin "$root" "$szip"
+	modules="virtio_pci virtio_blk"
+	for c in $configs; do
+		bench_config "$c"
+		case $C_KIND in
+		squashfs | erofs | btrfs) [[ " $modules " == *" $C_KIND "* ]] || modules+=" $C_KIND" ;;
+		esac
+	done
+	for m in $modules; do add_module_closure "$root" "$m"; done
+	mkdir -p "$root/lib/modules/$kver/extra"
+	cp "$ko" "$root/lib/modules/$kver/extra/"
+	for m in $(modinfo -F depends "$ko" | tr ',' ' '); do add_module_closure "$root" "$m"; done
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[[ -f $K_MODDIR/$f ]] && cp "$K_MODDIR/$f" "$root/lib/modules/$kver/"
+	done
+	depmod -b "$root" "$kver"
+	cp "$here/guest-init.sh" "$root/init"
+	chmod 0755 "$root/init"
+	{
+		cpio_bytes=0
+		cpio_entry 1 dev 40755 0 0
+		cpio_entry 2 dev/console 20600 5 1
+		cpio_entry 3 'TRAILER!!!' 0 0 0
+		head -c $(((512 - cpio_bytes % 512) % 512)) /dev/zero
+		pack_cpio "$root"
+	} >"$work/base.cpio"
+
+	# --- boots ----------------------------------------------------------------------------
+	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
+		accel=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}") accel_name=KVM
+	else
+		accel=(-accel "tcg,thread=multi" -cpu "${EXT4DEC_VM_CPU:-max}") accel_name=TCG
+	fi
+	image_of() { awk -F'\t' -v c="$1" '$1 == "IMAGE" && $2 == c { print $4 }' "$out/images.tsv"; }
+
+	# boot LABEL MODE BW CONFIG...: one VM run; results in $out/results-LABEL.log
+	boot() {
+		local label=$1 mode=$2 bw=$3 c img n=0 drives=() disks='' conf res con rc=0 ro chunk thr opts
+		local limit=${BENCH_BOOT_TIMEOUT:-3600}
+		shift 3
+		for c in "$@"; do
+			img=$(image_of "$c")
+			[[ -n $img ]] || continue
+			bench_config "$c"
+			ro=''
+			case $C_KIND in
+			squashfs | erofs) ro=,readonly=on ;;
+			btrfs) [[ $mode == fill ]] || ro=,readonly=on ;;
+			ext4) [[ $mode != fill ]] || ro=,readonly=on ;;
+			esac
+			chunk=0
+			if [[ $C_KIND == szip ]]; then
+				chunk=$(printf '%s\n' "${C_OPTS[@]}" | sed -n 's/^--chunk-size=\([0-9]*\)K$/\1/p')
+				chunk=$((${chunk:-16} * 1024))
+			elif [[ $C_KIND == erofs ]]; then
+				chunk=$(printf '%s\n' "${C_OPTS[@]}" | sed -n 's/^-C//p')
+			elif [[ $C_KIND == squashfs ]]; then
+				chunk=$(printf '%s\n' "${C_OPTS[@]}" | sed -n '/^-b$/{n;s/K$//p}')
+				chunk=$((chunk * 1024))
+			elif [[ $C_KIND == btrfs ]]; then
+				chunk=131072
+			fi
+			thr=''
+			[[ $bw -eq 0 ]] || thr=,throttling.bps-read=$((bw * 1000000))
+			drives+=(-drive "file=${img//,/,,},format=raw,if=none,id=d$n,cache=none,aio=threads$ro$thr"
+				-device "virtio-blk-pci,drive=d$n,serial=$c")
+			opts=$(IFS=,; echo "${C_OPTS[*]}")
+			disks+="$c $C_KIND ${opts:--} $chunk"$'\n'
+			n=$((n + 1))
+		done
+		conf=$work/conf-$label
+		rm -rf "$conf"
+		mkdir -p "$conf/etc"
+		{
+			printf 'BENCH_MODE=%q\nBENCH_BW=%q\n' "$mode" "$bw"
+			printf 'BENCH_DISKS=%q\n' "$disks"
+			printf 'BENCH_FILES=%q\nBENCH_SIZES=%q\nBENCH_MAIN=%q\n' "$files" "$sizes" "$main_file"
+			printf 'BENCH_REPEATS=%q\nBENCH_RAND=%q\nBENCH_MMAP=%q\n' "$repeats" "$B_RAND" "$B_MMAP"
+			printf 'BENCH_DECODE=%q\nBENCH_SUM=%q\n' "$B_DECODE" "$B_SUM"
+			printf 'BENCH_MODULES=%q\n' "$modules ext4dec"
+		} >"$conf/etc/bench.conf"
+		cat "$work/base.cpio" >"$work/initrd"
+		pack_cpio "$conf" >>"$work/initrd"
+
+		res=$out/results-$label.log con=$out/console-$label.log
+		rm -f "$res" "$con"
+		local qemu_cmd=(
+			"$qemu" -nodefaults -no-user-config -display none -no-reboot
+			"${accel[@]}" -machine pc -smp 2 -m "$mem"
+			-kernel "$K_VMLINUZ" -initrd "$work/initrd"
+			-append "console=ttyS0,115200 panic=-1 loglevel=4 random.trust_cpu=on"
+			-chardev "file,id=con,path=$con" -serial chardev:con
+			-chardev "file,id=res,path=$res" -serial chardev:res
+			"${drives[@]}"
+		)
+		printf '%q ' "${qemu_cmd[@]}" >"$out/qemu-cmd-$label.txt"
+		bench_log "boot $label: $mode, ${n} disks, bandwidth $([[ $bw -gt 0 ]] && echo "$bw MB/s" || echo unthrottled), $accel_name"
+		touch "$res"
+		# progress lines; tail ends with this script at the latest
+		tail -n +1 -F --pid=$$ "$res" 2>/dev/null > >(tr -d '\r' | sed -u -n 's/^PROGRESS /ext4dec-bench:   /p' >&2) &
+		tailpid=$!
+		local t0=$SECONDS
+		if [[ $verbose == 1 ]]; then
+			tail -n +1 -F --pid=$$ "$con" >&2 2>/dev/null &
+			local conpid=$!
+		fi
+		timeout -k 10 "$limit" "${qemu_cmd[@]}" </dev/null >"$out/qemu-$label.log" 2>&1 || rc=$?
+		sleep 0.5
+		kill "$tailpid" 2>/dev/null || true
+		wait "$tailpid" 2>/dev/null || true
+		tailpid=''
+		if [[ $verbose == 1 ]]; then kill "$conpid" 2>/dev/null || true; fi
+		tr -d '\r' <"$res" >"$res.tmp" && mv "$res.tmp" "$res"
+		bench_log "boot $label took $((SECONDS - t0))s"
+		if [[ $rc -ne 0 ]] || ! grep -q '^END errors=0$' "$res"; then
+			grep '^ERROR' "$res" | head -n 20 >&2 || true
+			tr -d '\r' <"$con" | tail -n 30 | sed 's/^/    /' >&2
+			if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+				bench_die "boot $label: QEMU killed after ${limit}s (BENCH_BOOT_TIMEOUT); see $con"
+			fi
+			bench_die "boot $label failed (QEMU status $rc); see $res and $con"
+		fi
+	}
+
+	# Fill the btrfs images (once: a stamp next to each image).
+	fill=()
+	for c in $configs; do
+		bench_config "$c"
+		[[ $C_KIND == btrfs ]] || continue
+		img=$(image_of "$c")
+		[[ -f $img.filled ]] || fill+=("$c")
+	done
+	if [[ ${#fill[@]} -gt 0 ]]; then
+		B_RAND=0 B_MMAP=0 B_DECODE=0 B_SUM=0
+		boot fill fill 0 ext4 "${fill[@]}"
+		for c in "${fill[@]}"; do
+			img=$(image_of "$c")
+			grep "^COMPSIZE $c " "$out/results-fill.log" >"$img.filled"
+		done
+	fi
+	for c in $configs; do
+		bench_config "$c"
+		[[ $C_KIND == btrfs ]] || continue
+		img=$(image_of "$c")
+		[[ -f $img.filled ]] || continue
+		while read -r _ _ f b; do
+			printf 'SIZE\t%s\t%s\t%s\t%s\n' "$c" "$f" \
+				"$(awk -F'\t' -v f="$f" '$1 == f { print $5 }' "$out/manifest.tsv")" "$b"
+		done <"$img.filled" >>"$out/images.tsv"
+	done
+
+	# Userspace decode on the host: relates the guest's CPU speed to this machine's.
+	: >"$out/host.txt"
+	for c in $configs; do
+		bench_config "$c"
+		[[ $C_KIND == szip ]] || continue
+		sz=$(awk -F'\t' -v c="$c" -v f="$main_file" '$1 == "SZFILE" && $2 == c && $3 == f { print $4 }' "$out/images.tsv")
+		[[ -n $sz ]] || continue
+		cp "$sz" "$work/decode.sz"
+		for ((r = 1; r <= repeats; r++)); do
+			"$benchio" -t "host|$c|$main_file|$r" exec "$szip" -t "$work/decode.sz" >>"$out/host.txt" ||
+				bench_die "szip -t $sz failed on the host"
+		done
+		rm -f "$work/decode.sz"
+	done
+	for i in $(seq "$(wc -l <"$out/manifest.tsv")"); do
+		IFS=$'\t' read -r f p _ _ _ < <(sed -n "${i}p" "$out/manifest.tsv")
+		"$benchio" -t "$f" sum "$p" >>"$out/host.txt"
+	done
+
+	first=1
+	read -r -a bwlist <<<"$bws"
+	for bw in "${bwlist[@]}"; do
+		if [[ $first == 1 ]]; then B_RAND=$rand B_MMAP=1 B_SUM=1; else B_RAND=0 B_MMAP=0 B_SUM=0; fi
+		# the userspace decode in the last boot (fastest disk: least waiting)
+		if [[ $bw == "${bwlist[-1]}" ]]; then B_DECODE=1; else B_DECODE=0; fi
+		# shellcheck disable=SC2086
+		boot "bw$bw" measure "$bw" $configs
+		first=0
+	done
+
+	# --- report ------------------------------------------------------------------------------
+	{
+		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "command=${BENCH_COMMAND:-bench/run-bench.sh}"
+		echo "kernel=$kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version))"
+		echo "accel=$accel_name"
+		echo "qemu=$("$qemu" --version | head -n1)"
+		echo "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
+		echo "guest=2 vCPUs, ${mem} MiB"
+		echo "repeats=$repeats"
+		echo "bandwidths=$bws"
+		echo "rand=$rand"
+		echo "src=$(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
+		echo "duration=$((SECONDS - t_start))"
+	} >"$out/meta.txt"
+	python3 "$here/report.py" "$out" || bench_die "bench/report.py failed"
+	bench_log "done in $((SECONDS - t_start))s; results in $out"
+}
+
+main "$@"
