@@ -24,10 +24,13 @@
  * Result: one line on stdout, "BENCH tag=... mode=... key=value ...":
  *   ns (wall time), bytes (bytes read or touched), user_ns and sys_ns (CPU
  *   time of this process and of waited-for children), majflt, dev_bytes,
- *   cached_kb (growth of Cached in /proc/meminfo), ext4dec counters
+ *   dev_ios (read requests) and dev_busy_ns (time the device had requests
+ *   in flight), cached_kb (growth of Cached in /proc/meminfo), ext4dec counters
  *   (chunks, ubytes, cbytes: growth of chunks_inflated, uncompressed_bytes
- *   and compressed_bytes in /sys/kernel/ext4dec, if loaded), and for rand
- *   p50_ns, p99_ns, max_ns.
+ *   and compressed_bytes in /sys/kernel/ext4dec, if loaded), busy_ns (time
+ *   all CPUs spent outside idle and iowait, from /proc/stat: work done for
+ *   the run by kernel threads and interrupts too), and for rand p50_ns,
+ *   p99_ns, max_ns.
  *
  * The same seed gives the same offsets and the same page order on every
  * machine.  Exit status: 0 success, 1 error, 2 usage.
@@ -117,25 +120,33 @@ static long long read_number(const char *path)
 	return v;
 }
 
-/* Sectors read by DEV (third field of /sys/block/DEV/stat), or -1. */
-static long long dev_sectors(void)
+/*
+ * From /sys/block/DEV/stat: read requests completed (field 1), sectors
+ * read (3), milliseconds the device had requests in flight (10).  -1 each
+ * without a device.
+ */
+static void dev_stat(long long *ios, long long *sectors, long long *busy_ms)
 {
+	unsigned long long f[10];
 	char path[256];
-	unsigned long long f[3];
 	FILE *fp;
 	int n;
 
+	*ios = *sectors = *busy_ms = -1;
 	if (!dev)
-		return -1;
+		return;
 	snprintf(path, sizeof(path), "/sys/block/%s/stat", dev);
 	fp = fopen(path, "r");
 	if (!fp)
 		die("%s: %s", path, strerror(errno));
-	n = fscanf(fp, "%llu %llu %llu", &f[0], &f[1], &f[2]);
+	n = fscanf(fp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9]);
 	fclose(fp);
-	if (n != 3)
+	if (n != 10)
 		die("%s: unexpected contents", path);
-	return (long long)f[2];
+	*ios = (long long)f[0];
+	*sectors = (long long)f[2];
+	*busy_ms = (long long)f[9];
 }
 
 /* "Cached:" of /proc/meminfo in KiB */
@@ -154,22 +165,42 @@ static long long cached_kb(void)
 	return v;
 }
 
+/* Busy time of all CPUs in USER_HZ ticks: /proc/stat "cpu" minus idle, iowait */
+static long long cpu_busy_ticks(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return -1;
+	/* user nice system idle iowait irq softirq steal */
+	return (long long)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+}
+
 struct snap {
 	uint64_t ns;
-	long long sectors, cached;
+	long long busy;
+	long long ios, sectors, dev_busy_ms, cached;
 	long long chunks, ubytes, cbytes;
 	struct rusage self, children;
 };
 
 static void snapshot(struct snap *s)
 {
-	s->sectors = dev_sectors();
+	dev_stat(&s->ios, &s->sectors, &s->dev_busy_ms);
 	s->cached = cached_kb();
 	s->chunks = read_number("/sys/kernel/ext4dec/chunks_inflated");
 	s->ubytes = read_number("/sys/kernel/ext4dec/uncompressed_bytes");
 	s->cbytes = read_number("/sys/kernel/ext4dec/compressed_bytes");
 	getrusage(RUSAGE_SELF, &s->self);
 	getrusage(RUSAGE_CHILDREN, &s->children);
+	s->busy = cpu_busy_ticks();
 	s->ns = now_ns();
 }
 
@@ -206,8 +237,12 @@ static void report(const char *mode, const struct snap *a, const struct snap *b,
 	       " user_ns=%" PRIu64 " sys_ns=%" PRIu64 " majflt=%ld",
 	       tag, mode, cold, b->ns - a->ns, bytes, user, sys, majflt);
 	if (a->sectors >= 0)
-		printf(" dev_bytes=%lld", (b->sectors - a->sectors) * 512);
+		printf(" dev_bytes=%lld dev_ios=%lld dev_busy_ns=%lld",
+		       (b->sectors - a->sectors) * 512, b->ios - a->ios,
+		       (b->dev_busy_ms - a->dev_busy_ms) * 1000000);
 	printf(" cached_kb=%lld", b->cached - a->cached);
+	if (a->busy >= 0 && b->busy >= 0)
+		printf(" busy_ns=%lld", (b->busy - a->busy) * (1000000000LL / sysconf(_SC_CLK_TCK)));
 	if (a->chunks >= 0 && b->chunks >= 0)
 		printf(" chunks=%lld ubytes=%lld cbytes=%lld", b->chunks - a->chunks,
 		       b->ubytes - a->ubytes, b->cbytes - a->cbytes);

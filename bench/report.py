@@ -21,8 +21,8 @@ import subprocess
 import sys
 
 RAW_FIELDS = ["bw", "config", "file", "rep", "mode", "cold", "ns", "bytes",
-              "user_ns", "sys_ns", "majflt", "dev_bytes", "cached_kb",
-              "chunks", "ubytes", "cbytes", "count", "p50_ns", "p99_ns",
+              "user_ns", "sys_ns", "majflt", "dev_bytes", "dev_ios", "dev_busy_ns", "cached_kb",
+              "busy_ns", "chunks", "ubytes", "cbytes", "count", "p50_ns", "p99_ns",
               "max_ns", "touched_chunks"]
 
 
@@ -331,6 +331,39 @@ def main():
         p("Each cell: time, throughput, speed relative to plain ext4 at the same bandwidth.")
         p("")
 
+    p("## Where the time goes: cold sequential read of %s" % main_file)
+    p("")
+    p("| configuration | bandwidth | wall s | device MB | disk time s | device busy | "
+      "requests, mean KiB | reader CPU s | all vCPUs busy s | vCPUs busy on average |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for bw in bws:
+        for c in configs:
+            w = fig(bw, c, main_file, "seq", 1, "ns", 1e-9)
+            if not w:
+                continue
+            db = fig(bw, c, main_file, "seq", 1, "dev_bytes")
+            u = fig(bw, c, main_file, "seq", 1, "user_ns", 1e-9)
+            sy = fig(bw, c, main_file, "seq", 1, "sys_ns", 1e-9)
+            bz = fig(bw, c, main_file, "seq", 1, "busy_ns", 1e-9)
+            dbz = fig(bw, c, main_file, "seq", 1, "dev_busy_ns", 1e-9)
+            dio = fig(bw, c, main_file, "seq", 1, "dev_ios")
+            p("| %s | %s | %.2f | %s | %s | %s | %s | %.2f | %s | %s |" % (
+                c, bwname(bw), w[0], mb(db[0]) if db else "–",
+                ("%.2f" % (db[0] / (int(bw) * 1e6))) if db and bw != "0" else "–",
+                ("%.0f%%" % (100 * dbz[0] / w[0])) if dbz else "–",
+                ("%d, %.0f" % (dio[0], db[0] / dio[0] / 1024)) if dio and db and dio[0] else "–",
+                (u[0] if u else 0) + (sy[0] if sy else 0),
+                ("%.2f" % bz[0]) if bz else "–",
+                ("%.2f" % (bz[0] / w[0])) if bz else "–"))
+    p("")
+    p("disk time: device bytes at the throttled bandwidth, the least the read can take.  "
+      "device busy: share of the wall time the disk had a request in flight "
+      "(io_ticks in /sys/block/*/stat).  "
+      "reader CPU: user + system time of the reading process (ext4dec and SquashFS "
+      "inflate in it; EROFS and btrfs mostly in kernel threads).  all vCPUs busy: "
+      "non-idle time of both guest CPUs during the read (/proc/stat), whoever did the work.")
+    p("")
+
     p("## All files: size and cold sequential read at %s" % bwname(slow))
     p("")
     p("| configuration | " + " | ".join("%s (%s MB)" % (f, mb(sizes[f])) for f in files) + " |")
@@ -406,7 +439,7 @@ def main():
             ts = fig(slow, bc, main_file, "seq", 1, "ns", 1e-9)
             faster = [q for q in peers if fig(slow, q, main_file, "seq", 1, "ns", 1e-9)
                       and fig(slow, q, main_file, "seq", 1, "ns", 1e-9)[0] < ts[0]]
-            p("| faster than SquashFS gzip, btrfs zlib, EROFS | %s | %s |"
+            p("| faster than every SquashFS, EROFS and btrfs configuration | %s | %s |"
               % (("slower than " + ", ".join(faster)) if faster else "faster than all peers",
                  "no" if faster else "yes"))
         wv = [(float(table[(slow, c, main_file)]["warm_seq_vs_ext4"]), c) for c in szc
@@ -494,9 +527,11 @@ def main():
     g("set bmargin 6")
     if have_rand:
         g("set multiplot layout 2,1")
-    g("set title '%s: cold sequential read (median, min-max; %s, %s runs)' noenhanced"
-      % (main_file, meta.get("accel", "?"), meta.get("repeats", "?")))
+    runs = meta.get("repeats", "?")
+    g("set title '%s: cold sequential read (median, min-max of %s run%s; QEMU %s, 2 vCPUs)' noenhanced"
+      % (main_file, runs, "" if runs == "1" else "s", meta.get("accel", "?")))
     g("set ylabel 'MB/s'")
+    g("set yrange [0:*]")
     plots = []
     for i, bw in enumerate(bws):
         col = 2 + 3 * i
@@ -507,6 +542,7 @@ def main():
         g("set title '%s: random 4 KiB reads, cold, at %s (median, min-max)' noenhanced"
           % (main_file, bwname(slow)))
         g("set ylabel 'latency, ms'")
+        g("set yrange [*:*]")
         g("set logscale y")
         rd = os.path.join(out, "plot-rand.dat")
         g("plot '%s' using 2:3:4:xtic(1) title 'p50', '' using 5:6:7 title 'p99'" % rd)

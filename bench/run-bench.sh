@@ -317,7 +317,8 @@ main() {
 		bench_log "boot $label: $mode, ${n} disks, bandwidth $([[ $bw -gt 0 ]] && echo "$bw MB/s" || echo unthrottled), $accel_name"
 		touch "$res"
 		# progress lines; tail ends with this script at the latest
-		tail -n +1 -F --pid=$$ "$res" 2>/dev/null > >(tr -d '\r' | sed -u -n 's/^PROGRESS /ext4dec-bench:   /p' >&2) &
+		# (the process substitution first: it inherits stderr before 2>/dev/null)
+		tail -n +1 -F --pid=$$ "$res" > >(sed -u -n 's/\r$//; s/^PROGRESS /ext4dec-bench:   /p' >&2) 2>/dev/null &
 		tailpid=$!
 		local t0=$SECONDS
 		if [[ $verbose == 1 ]]; then
