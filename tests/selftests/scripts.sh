@@ -170,5 +170,17 @@ check "decompress_without_module_uses_raw_szip" sh -c "
 	rmmod ext4dec && ext4dec-decompress '$top/plain'; rc=\$?; modprobe ext4dec;
 	[ \$rc = 0 ] && [ \"\$(sha256sum < '$top/plain')\" = \"\$s\" ]"
 
+# format 2 through the scripts: codec and checksum passed to szip
+v2_convert() {
+	cp /bin/busybox "$top/v2" && s=$(sha "$top/v2") &&
+	ext4dec-compress --codec=zstd --level=3 --checksum=xxh64 "$top/v2" &&
+	case $(flags "$top/v2") in *c*) ;; *) echo "not +c"; return 1 ;; esac &&
+	[ "$(sha "$top/v2")" = "$s" ] &&
+	chattr -c "$top/v2" && szip -l "$top/v2" >/tmp/v2.list &&
+	chattr +c "$top/v2" && grep -q ' zstd  *xxh64 ' /tmp/v2.list &&
+	ext4dec-decompress "$top/v2" && [ "$(sha "$top/v2")" = "$s" ]
+}
+check "format_2_zstd_xxh64_convert_and_back" v2_convert
+
 echo "1..$n"
 [ "$failed" = 0 ]
