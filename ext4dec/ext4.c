@@ -138,30 +138,40 @@ static bool wants_activation(struct inode *inode, struct dentry *dentry)
  * checks are repeated under the inode lock: a chattr -c may have run.
  * @trylock: do nothing if the lock is taken (getattr: nfsd calls it with
  * the inode lock held).
+ *
+ * Return: 0, also if the inode is not one ext4dec can serve (it is then
+ * read raw), or -ENOMEM or -EIO if its activation failed for lack of
+ * memory or an I/O error: the caller fails too, instead of letting the
+ * szip file be read raw until the next attempt.
  */
-static void maybe_activate(struct inode *inode, struct dentry *dentry,
-			   bool trylock)
+static int maybe_activate(struct inode *inode, struct dentry *dentry,
+			  bool trylock)
 {
+	int err = 0;
+
 	if (!wants_activation(inode, dentry))
-		return;
+		return 0;
 	if (trylock) {
 		if (!inode_trylock(inode))
-			return;
+			return 0;
 	} else {
 		inode_lock(inode);
 	}
 	if (wants_activation(inode, dentry))
-		ext4dec_activate(inode, dentry);
+		err = ext4dec_activate(inode, dentry);
 	inode_unlock(inode);
+	return err == -ENOMEM || err == -EIO ? err : 0;
 }
 
 static int ext4dec_file_open(struct inode *inode, struct file *file)
 {
-	int ret;
+	int ret = 0;
 
 	ext4dec_hook_enter();
 	if (!(file->f_mode & FMODE_WRITE))
-		maybe_activate(inode, file->f_path.dentry, false);
+		ret = maybe_activate(inode, file->f_path.dentry, false);
+	if (ret)
+		goto out;
 	/* the reference fops_get() would take; the module is not going away */
 	if (ext4dec_is_active(inode) && try_module_get(THIS_MODULE)) {
 		replace_fops(file, &ext4dec_fops);
@@ -193,8 +203,10 @@ static int ext4dec_file_getattr(struct mnt_idmap *idmap,
 	int ret;
 
 	ext4dec_hook_enter();
-	maybe_activate(d_inode(path->dentry), path->dentry, true);
-	ret = orig_file_getattr(idmap, path, stat, request_mask, query_flags);
+	ret = maybe_activate(d_inode(path->dentry), path->dentry, true);
+	if (!ret)
+		ret = orig_file_getattr(idmap, path, stat, request_mask,
+					query_flags);
 	ext4dec_hook_exit();
 	return ret;
 }
