@@ -8,7 +8,9 @@
 #                     Debian's 6.1 and 6.12 cloud kernels and on a debug
 #                     (KASAN, lockdep, KFENCE, UBSAN) kernel built from
 #                     Debian's linux-source-6.1 (DEBUG_KERNELS= skips it)
-#   make demo         a VM with a compressed libc.so.6 in use (DEMO_KERNEL)
+#   make demo         Firefox headless in a VM from a compressed libxul.so
+#                     (DEMO_KERNEL; builds the Debian image once, cached)
+#   make demo-libc    a VM with a compressed libc.so.6 in use (one minute)
 #   make clean        remove build products
 #
 # KDIR is the kernel build tree for the module (default: the running
@@ -50,8 +52,9 @@ SAN_TOOL  := build/san/szip
 UNIT	  := build/san/test_szip
 FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
+DEMO_HELPER := build/demo/ext4dec_demo
 
-.PHONY: all tool module check deps debug-kernel fuzz demo clean install uninstall \
+.PHONY: all tool module check deps debug-kernel fuzz demo demo-libc clean install uninstall \
 	install-module uninstall-module install-dkms
 
 all: tool module
@@ -135,10 +138,22 @@ check: deps debug-kernel
 	tests/run-tests.sh --fuzz-seconds=$(FUZZ_SECONDS) --kernels="$(KERNELS)" \
 		--debug-kernels="$(DEBUG_KERNELS)"
 
-# Boot a VM, compress a real shared library, activate it, run a program
-# against it, print sizes and counters (DEMO_KERNEL=6.1 for the other one).
+# The Firefox demo's helper (mmap checksum, PNG comparison), run in the
+# VM: plain build, like the selftests.
+$(DEMO_HELPER): tests/vm/demo-helper.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -lz
+
+# Boot a VM with a Debian image (scripts/build-demo-image.sh, cached),
+# convert Firefox's libxul.so in place, compare headless screenshots taken
+# before and after, check checksums, print sizes, times and counters
+# (DEMO_KERNEL=6.1 for the other kernel).
 DEMO_KERNEL ?= 6.12
-demo: deps tool
+demo: deps tool $(DEMO_HELPER)
+	tests/vm/firefox-demo.sh -k $(DEMO_KERNEL)
+
+# The first demo: compress the guest's libc.so.6, run a program against it.
+demo-libc: deps tool
 	rm -rf build/module-src && mkdir -p build/module-src
 	cp -r $(MODULE_SRCS) build/module-src/
 	tests/vm/run-vm.sh -k $(DEMO_KERNEL) -p tests/vm/payloads/demo \

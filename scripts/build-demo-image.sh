@@ -29,7 +29,8 @@
 # Cache ($EXT4DEC_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
 #   demo-images/<key>/root.img     the image (sparse)
 #   demo-images/<key>/manifest.txt "package version" of every package in it
-#   demo-images/<key>/info         key=value: build times, sizes, versions
+#   demo-images/<key>/info         key=value: build times, sizes, versions,
+#                                  libxul.so's size and sha256
 #   demo-images/<key>/.complete    written last
 #   demo-images/.lock              flock(1): one build at a time
 # <key> covers the suite, the mirrors, the package list, this script's
@@ -297,6 +298,7 @@ t_mkfs=$((SECONDS - t0))
 log "mkfs.ext4 -d: $t_mkfs s (${used_mb} MB of files, ${size_mb} MB image)"
 
 libxul_size=$(stat -c %s "$libxul")
+libxul_sha256=$(sha256sum <"$libxul" | cut -d' ' -f1)
 as_root rm -rf --one-file-system "$root"
 mv "$build/root.img.partial" "$build/root.img"
 [[ $EUID -eq 0 ]] || as_root chown -R "$(id -u):$(id -g)" "$build"
@@ -308,6 +310,7 @@ mv "$build/root.img.partial" "$build/root.img"
 	echo "packages=${packages[*]}"
 	echo "firefox_version=$firefox_version"
 	echo "libxul_size=$libxul_size"
+	echo "libxul_sha256=$libxul_sha256"
 	echo "tree_mb=$used_mb"
 	echo "image_mb=$size_mb"
 	echo "debootstrap_seconds=$t_debootstrap"
