@@ -134,7 +134,7 @@ debug-kernel:
 # The one test command (README, .ci/run).
 check: deps debug-kernel
 	$(MAKE) all
-	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST)
+	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST) $(DEMO_HELPER)
 	tests/run-tests.sh --fuzz-seconds=$(FUZZ_SECONDS) --kernels="$(KERNELS)" \
 		--debug-kernels="$(DEBUG_KERNELS)"
 

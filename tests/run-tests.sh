@@ -9,6 +9,9 @@
 #   packaging tests/packaging/      make install/uninstall, DKMS, man pages
 #   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
 #         (the --kernels, then the --debug-kernels: KASAN/lockdep builds)
+#   libxul tests/vm/firefox-demo.sh --quick   Firefox's libxul.so converted
+#         in place in a Debian image and loaded by Firefox, in QEMU on the
+#         last of the --kernels
 # and print a closing "N passed, N failed" line over all of them.
 #
 # Options: --fuzz-seconds=N (default 60), --vectors=DIR (default
@@ -82,6 +85,7 @@ if [[ $host_only -eq 0 ]]; then
 	run_suite packaging tests/packaging/test-packaging.sh $kernels
 	# shellcheck disable=SC2086
 	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
+	run_suite libxul tests/vm/firefox-demo.sh --quick -k "${kernels##* }"
 fi
 
 echo "# all: $pass passed, $fail failed, $skip skipped"
