@@ -15,7 +15,9 @@
 #                    file of the random, mmap and decode workloads
 #   BENCH_REPEATS, BENCH_RAND (random reads per run, 0 = none),
 #   BENCH_MMAP (1 = mmap workload), BENCH_DECODE (1 = userspace decode of
-#   the szip files), BENCH_SUM (1 = checksum every file), BENCH_MODULES
+#   the szip files), BENCH_SUM (1 = checksum every file), BENCH_TRACE
+#   (szip configurations whose cold read of BENCH_MAIN is traced once with
+#   ftrace's function_graph, after the timed runs), BENCH_MODULES
 #
 # Results go to ttyS1 (host: results.log): benchio's "BENCH ..." and
 # "SUM ..." lines, "COMPSIZE NAME FILE BYTES", "PROGRESS ...",
@@ -170,6 +172,63 @@ while [ "$rep" -le "$BENCH_REPEATS" ]; do
 		fi
 	done
 	rep=$((rep + 1))
+done
+
+# Where ext4dec's readahead spends its time: function_graph durations of
+# the direct children of ext4dec_readahead and ext4dec_read_folio during
+# one cold read, summed per function ("TRACE NAME FUNCTION CALLS US").
+T=/sys/kernel/tracing
+if [ -n "$BENCH_TRACE" ]; then
+	mount -t tracefs tracefs "$T" 2>/dev/null
+	[ -f "$T/set_graph_function" ] || err "no function_graph tracer"
+fi
+for name in $BENCH_TRACE; do
+	[ -f "$T/set_graph_function" ] || break
+	d=''
+	for x in $disks; do
+		case $x in "$name":szip:*) d=$x ;; esac
+	done
+	[ -n "$d" ] || continue
+	dev=${d#*:szip:}
+	dev=${dev%%:*}
+	f=$BENCH_MAIN
+	out "PROGRESS bw=$BENCH_BW tracing a cold read of $name/$f"
+	echo 0 >"$T/tracing_on"
+	echo nop >"$T/current_tracer"
+	echo 65536 >"$T/buffer_size_kb"
+	echo 'ext4dec_readahead ext4dec_read_folio' >"$T/set_graph_function" ||
+		err "set_graph_function"
+	echo 2 >"$T/max_graph_depth"
+	echo 1 >"$T/options/funcgraph-tail"
+	echo function_graph >"$T/current_tracer"
+	: >"$T/trace"
+	benchio drop
+	echo 1 >"$T/tracing_on"
+	benchio -d "$dev" -t "trace|$name|$f|1" seq "/mnt/$name/$f" >&3 || err "traced read $name"
+	echo 0 >"$T/tracing_on"
+	# "  1) + 12.345 us   |    decode [ext4dec]();": depth from the indent
+	# after "|"; with funcgraph-tail every closing brace is "} /* NAME */"
+	awk -v n="$name" -F'|' 'NF >= 2 {
+		if (!match($1, /[0-9]+\.[0-9]+/)) next
+		us = substr($1, RSTART, RLENGTH) + 0
+		r = $2; sub(/^ /, "", r)
+		ind = match(r, /[^ ]/) - 1
+		t = substr(r, ind + 1)
+		if (t ~ /^} \/\* /) { split(t, a, " "); fn = a[3] }
+		else if (t ~ /\(\);/) { fn = t; sub(/[ (].*/, "", fn) }
+		else next
+		if (ind <= 1) fn = "total:" fn
+		calls[fn]++; sum[fn] += us
+	} END { for (fn in sum) printf "TRACE %s %s %d %.0f\n", n, fn, calls[fn], sum[fn] }' \
+		"$T/trace" >&3
+	for c in "$T"/per_cpu/cpu*/stats; do
+		o=$(awk '$1 == "overrun:" { print $2 }' "$c")
+		[ "${o:-0}" = 0 ] || out "TRACE $name overrun:${c%/stats} 1 $o"
+	done
+	echo nop >"$T/current_tracer"
+	echo 0 >"$T/options/funcgraph-tail"
+	: >"$T/set_graph_function"
+	echo 1408 >"$T/buffer_size_kb"
 done
 
 # Userspace decode of the same szip file, from tmpfs: the raw bytes are

@@ -79,7 +79,7 @@ def main():
                 skipped.append((w[1], w[2]))
 
     # --- measurements ---
-    rows, sums = [], {}
+    rows, sums, traces, traced = [], {}, {}, {}
     bws = meta.get("bandwidths", "").split()
     for bw in bws:
         path = os.path.join(out, "results-bw%s.log" % bw)
@@ -94,7 +94,12 @@ def main():
                     d = kv(w[1:])
                     b, c, fname, rep = d["tag"].split("|")
                     d.update(bw=b, config=c, file=fname, rep=rep)
-                    rows.append(d)
+                    if b == "trace":
+                        traced[c] = (bw, d)
+                    else:
+                        rows.append(d)
+                elif w[0] == "TRACE" and len(w) == 5:
+                    traces.setdefault(w[1], {})[w[2]] = (int(w[3]), float(w[4]) * 1e-6)
                 elif w[0] == "SUM":
                     d = kv(w[1:])
                     sums[d["tag"]] = d["fnv"]
@@ -416,6 +421,45 @@ def main():
           "(from tmpfs, in the guest, same decoder sources, the system zlib instead "
           "of the kernel's) divided by the chunks." % bwname(last))
         p("")
+
+        if traced:
+            p("## ext4dec: where a cold read's time goes (ftrace)")
+            p("")
+            p("One cold sequential read of %s per configuration, traced with function_graph "
+              "(set_graph_function ext4dec_readahead ext4dec_read_folio, depth 2) after the "
+              "timed runs; tracing adds some overhead.  Seconds, summed over calls (calls in "
+              "parentheses)." % main_file)
+            p("")
+            p("| configuration | bandwidth | read wall s | in readahead | read_raw: bios and wait | "
+              "decode: inflate | fill_folio: copy to folios | ext4dec_ws_get | rest of readahead | "
+              "outside readahead |")
+            p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for c in szc:
+                if c not in traced or c not in traces:
+                    continue
+                bw, d = traced[c]
+                t = traces[c]
+                wall = int(d["ns"]) * 1e-9
+                tot = [t[k] for k in ("total:ext4dec_readahead", "total:ext4dec_read_folio") if k in t]
+                root = sum(x[1] for x in tot)
+                ncalls = sum(x[0] for x in tot)
+                parts = [t.get(k, (0, 0.0)) for k in ("read_raw", "decode", "fill_folio", "ext4dec_ws_get")]
+
+                def cell(x):
+                    return "%.2f (%d)" % (x[1], x[0])
+                p("| %s | %s | %.2f | %.2f (%d) | %s | %s | %s | %s | %.2f | %.2f |" % (
+                    c, bwname(bw), wall, root, ncalls, cell(parts[0]), cell(parts[1]),
+                    cell(parts[2]), cell(parts[3]), root - sum(x[1] for x in parts),
+                    wall - root))
+                if any(k.startswith("overrun:") for k in t):
+                    p("")
+                    p("(trace buffer overrun for %s: figures are incomplete)" % c)
+            p("")
+            p("read_raw: buffer allocation, bio submission and the wait for the compressed "
+              "bytes (the disk is idle while the chunks inflate).  rest of readahead: "
+              "readahead_expand, page-cache folio handling, freeing.  outside readahead: "
+              "copy_to_user and page-cache lookups in filemap_read.")
+            p("")
 
         p("## Issue 5 targets (%s, configurations at 16 KiB chunks unless stated)" % main_file)
         p("")

@@ -19,6 +19,10 @@
 #       --configs "A B"  configurations (default: bench_default_configs in
 #                        bench/lib.sh; "all": every one defined there)
 #       --rand N         random 4 KiB reads per run (default 500)
+#       --trace "A B"    szip configurations whose cold read of libxul.so is
+#                        traced once (ftrace function_graph) at the first
+#                        bandwidth, after the timed runs (default
+#                        szip-16k-x86; "" for none)
 #       --quick          1 run, 20 MB/s only, 5 configurations, 200 reads:
 #                        a check of the pipeline, not a measurement
 #       --mem MB         guest memory (default 2048)
@@ -27,7 +31,7 @@
 #   -h, --help
 #
 # Environment: BENCH_QUICK=1, BENCH_REPEATS, BENCH_BANDWIDTHS, BENCH_CONFIGS,
-# BENCH_RAND_COUNT, BENCH_JOBS (parallel packing), BENCH_BOOT_TIMEOUT
+# BENCH_RAND_COUNT, BENCH_TRACE, BENCH_JOBS (parallel packing), BENCH_BOOT_TIMEOUT
 # (seconds per boot, default 3600), EXT4DEC_KVM=1 (KVM instead of TCG),
 # EXT4DEC_CACHE (data, kernels and images; default ~/.cache/ext4dec).
 #
@@ -61,6 +65,7 @@ main() {
 	quick=${BENCH_QUICK:-0}
 	repeats=${BENCH_REPEATS:-} bws=${BENCH_BANDWIDTHS:-} configs=${BENCH_CONFIGS:-}
 	rand=${BENCH_RAND_COUNT:-}
+	trace=${BENCH_TRACE-szip-16k-x86}
 	need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
 	while [[ $# -gt 0 ]]; do
 		case $1 in
@@ -71,6 +76,7 @@ main() {
 		--bw) need_arg "$@"; bws=$2; shift 2 ;;
 		--configs) need_arg "$@"; configs=$2; shift 2 ;;
 		--rand) need_arg "$@"; rand=$2; shift 2 ;;
+		--trace) need_arg "$@"; trace=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--mem) need_arg "$@"; mem=$2; shift 2 ;;
 		--no-deps) deps=0; shift ;;
@@ -296,7 +302,7 @@ main() {
 			printf 'BENCH_DISKS=%q\n' "$disks"
 			printf 'BENCH_FILES=%q\nBENCH_SIZES=%q\nBENCH_MAIN=%q\n' "$files" "$sizes" "$main_file"
 			printf 'BENCH_REPEATS=%q\nBENCH_RAND=%q\nBENCH_MMAP=%q\n' "$repeats" "$B_RAND" "$B_MMAP"
-			printf 'BENCH_DECODE=%q\nBENCH_SUM=%q\n' "$B_DECODE" "$B_SUM"
+			printf 'BENCH_DECODE=%q\nBENCH_SUM=%q\nBENCH_TRACE=%q\n' "$B_DECODE" "$B_SUM" "$B_TRACE"
 			printf 'BENCH_MODULES=%q\n' "$modules ext4dec"
 		} >"$conf/etc/bench.conf"
 		cat "$work/base.cpio" >"$work/initrd"
@@ -352,7 +358,7 @@ main() {
 		[[ -f $img.filled ]] || fill+=("$c")
 	done
 	if [[ ${#fill[@]} -gt 0 ]]; then
-		B_RAND=0 B_MMAP=0 B_DECODE=0 B_SUM=0
+		B_RAND=0 B_MMAP=0 B_DECODE=0 B_SUM=0 B_TRACE=''
 		boot fill fill 0 ext4 "${fill[@]}"
 		for c in "${fill[@]}"; do
 			img=$(image_of "$c")
@@ -392,7 +398,11 @@ main() {
 	first=1
 	read -r -a bwlist <<<"$bws"
 	for bw in "${bwlist[@]}"; do
-		if [[ $first == 1 ]]; then B_RAND=$rand B_MMAP=1 B_SUM=1; else B_RAND=0 B_MMAP=0 B_SUM=0; fi
+		if [[ $first == 1 ]]; then
+			B_RAND=$rand B_MMAP=1 B_SUM=1 B_TRACE=$trace
+		else
+			B_RAND=0 B_MMAP=0 B_SUM=0 B_TRACE=''
+		fi
 		# the userspace decode in the last boot (fastest disk: least waiting)
 		if [[ $bw == "${bwlist[-1]}" ]]; then B_DECODE=1; else B_DECODE=0; fi
 		# shellcheck disable=SC2086
