@@ -3,16 +3,20 @@
 #
 # bench/make-images.sh - build the benchmark's disk images on the host.
 #
-# Usage: bench/make-images.sh --manifest FILE --szip PATH CONFIG...
+# Usage: bench/make-images.sh --manifest FILE --szip PATH [--szip-src DIR] CONFIG...
 #
 #   --manifest FILE   the output of bench/fetch-data.sh (the data files)
 #   --szip PATH       the szip tool used to pack the szip configurations
+#   --szip-src DIR    the source tree it was built from: packed files are
+#                     then keyed by its sources, the compiler and the
+#                     libdeflate and zlib versions (not by the binary,
+#                     which holds its build directory)
 #   CONFIG            configuration names from bench/lib.sh
 #
 # One raw disk image per configuration, cached in <cache>/bench/images/
 # under a key made of the configuration, the data files' packages and
-# versions, and the version of the tool that builds it (the szip binary's
-# hash for szip images), so a later run reuses it:
+# versions, and the version of the tool that builds it (for szip images,
+# see --szip-src), so a later run reuses it:
 #   ext4, szip   mkfs.ext4 -d (4 KiB blocks, no lazy init, so the guest
 #                writes nothing in the background); szip files are packed
 #                once per file and option set into <cache>/bench/sz/
@@ -38,12 +42,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # The whole script is one function: bash parses it all before running it.
 main() {
-	manifest='' szip=''
+	manifest='' szip='' szip_src=''
 	configs=()
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--manifest) manifest=${2:?--manifest needs a file}; shift 2 ;;
 		--szip) szip=${2:?--szip needs a path}; shift 2 ;;
+		--szip-src) szip_src=${2:?--szip-src needs a directory}; shift 2 ;;
 		-h | --help) sed -n '4,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
 		-*) bench_log "unknown option $1"; exit 2 ;;
 		*) configs+=("$1"); shift ;;
@@ -142,6 +147,14 @@ main() {
 		bench_config "$c" || bench_die "unknown configuration '$c'"
 		[[ $C_KIND == szip ]] || continue
 		[[ -x $szip ]] || bench_die "--szip: '$szip' is not executable"
+		if [[ -z $szip_sha && -n $szip_src ]]; then
+			szip_sha=$({
+				cat "$szip_src"/tools/szip/*.[ch] "$szip_src"/szip/*.[ch] "$szip_src"/include/*.h
+				"${CC:-cc}" --version | head -n1
+				pkg_version libdeflate0
+				pkg_version zlib1g
+			} | sha256sum | cut -c1-12)
+		fi
 		[[ -n $szip_sha ]] || szip_sha=$(bench_sha "$szip")
 		for i in "${!names[@]}"; do
 			szip_opts_for "${paths[i]}"

@@ -157,7 +157,7 @@ main() {
 	# --- data and images --------------------------------------------------------------
 	"$here/fetch-data.sh" >"$out/manifest.tsv" || bench_die "fetching the data failed"
 	# shellcheck disable=SC2086 # configuration names are words
-	"$here/make-images.sh" --manifest "$out/manifest.tsv" --szip "$szip" $configs \
+	"$here/make-images.sh" --manifest "$out/manifest.tsv" --szip "$szip" --szip-src "$src" $configs \
 		>"$out/images.tsv" || bench_die "building the images failed"
 	files=$(cut -f1 "$out/manifest.tsv" | tr '\n' ' ')
 	sizes=$(cut -f5 "$out/manifest.tsv" | tr '\n' ' ')
