@@ -11,6 +11,8 @@
 #   make demo         Firefox headless in a VM from a compressed libxul.so
 #                     (DEMO_KERNEL; builds the Debian image once, cached)
 #   make demo-libc    a VM with a compressed libc.so.6 in use (one minute)
+#   make bench        the benchmark: ext4dec against ext4, SquashFS, EROFS
+#                     and btrfs in QEMU (README; BENCH_QUICK=1, BENCH_ARGS)
 #   make clean        remove build products
 #
 # KDIR is the kernel build tree for the module (default: the running
@@ -158,6 +160,16 @@ demo-libc: deps tool
 	cp -r $(MODULE_SRCS) build/module-src/
 	tests/vm/run-vm.sh -k $(DEMO_KERNEL) -p tests/vm/payloads/demo \
 		--module-src build/module-src --bin tools/szip/szip
+
+# The benchmark (README "Benchmark", bench/run-bench.sh --help): installs
+# what it needs, boots the 6.12 kernel with one throttled virtio disk per
+# configuration, prints the table; results in build/bench/.
+.PHONY: bench
+bench:
+	scripts/install-deps.sh host
+	scripts/install-vm-deps.sh 6.12
+	BENCH_COMMAND="make bench$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+		bench/run-bench.sh $(BENCH_ARGS)
 
 # A longer fuzzing session that grows tests/fuzz/corpus.
 fuzz: $(FUZZ)
