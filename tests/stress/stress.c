@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ext4dec_stress - concurrency stress of the module (run as root in the
+ * test VM, ext4dec loaded, szip in PATH).
+ *
+ * Usage: ext4dec_stress [-t SECONDS] [-m CGROUP_MAX_MB] DIR
+ *        ext4dec_stress --exec-ok      (what the executors run)
+ *
+ * DIR is a directory on ext4.  Files, all made with szip and activated
+ * with chattr +c:
+ *   stable  never deactivated: read, mapped, and one of them executed
+ *   cycle   deactivated and activated again all the time (chattr -c/+c)
+ *   churn   unlinked and re-created (renamed over, or created in place)
+ *   exe     a compressed copy of this program and of libc.so.6
+ * For SECONDS (default 120), processes run side by side:
+ *   readers   read() and pread() every file, after dropping its cache now
+ *             and then; two of them in a memory cgroup limited to
+ *             CGROUP_MAX_MB (default 32) that another process also
+ *             shrinks through memory.reclaim
+ *   mappers   map the stable files (shared and private) and touch pages
+ *   executor  runs the compressed program with the compressed libc
+ *   chattr    -c and +c on the cycle files
+ *   churn     replaces the churn files
+ *   dropper   drop_caches (1, 2 and 3)
+ *   rmmod     delete_module() and rmmod while a file is held open: both
+ *             must be refused
+ * Every byte read is compared with the original: stable files must read
+ * exactly; cycle and churn files may be seen raw or decompressed (a file
+ * opened while inactive, or activated under a reader), but every page
+ * must be one or the other.  Then everything stops and each file must
+ * still read back exactly after drop_caches, and be deactivated and
+ * activated again; once all are unlinked no inode may be left active.
+ * Prints TAP and the counts.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define MAX_DIAG	20
+#define CGROUP		"/sys/fs/cgroup/ext4dec-stress"
+
+enum kind { STABLE, CYCLE, CHURN };
+
+struct sfile {
+	const char *name;
+	enum kind kind;
+	size_t size;
+	const char *opts;	/* szip options */
+	uint8_t *data;		/* the original */
+	uint8_t *raw;		/* the szip file */
+	size_t raw_size;
+};
+
+static struct sfile files[] = {
+	{ "stable-16k", STABLE, 1 << 20, "" },
+	{ "stable-4k-dict", STABLE, 512 << 10, "--chunk-size=4096 --dict=4096" },
+	{ "stable-12k-x86", STABLE, (768 << 10) + 1234, "--chunk-size=12288 --filter=x86" },
+	{ "cycle-a", CYCLE, 256 << 10, "--chunk-size=8192" },
+	{ "cycle-b", CYCLE, (256 << 10) - 77, "--chunk-size=32768" },
+	{ "churn-a", CHURN, 300 << 10, "--chunk-size=4096" },
+	{ "churn-b", CHURN, 200 << 10, "" },
+};
+
+#define NR_FILES	(sizeof(files) / sizeof(files[0]))
+
+struct stats {
+	long reads, bytes, mismatches, errors, opens_missing;
+	long maps, pages, execs, exec_failures;
+	long minus_c, plus_c, chattr_busy, chattr_errors;
+	long churns, drops, reclaims, rmmods, rmmod_wrong;
+	int stop;
+	int ndiag;
+};
+
+static struct stats *st;
+static const char *dir;
+
+static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+#define add(field, n)	__atomic_fetch_add(&st->field, (n), __ATOMIC_RELAXED)
+
+static void __attribute__((format(printf, 1, 2))) problem(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (__atomic_fetch_add(&st->ndiag, 1, __ATOMIC_RELAXED) < MAX_DIAG)
+		diag("[%d] %s", getpid(), msg);
+}
+
+static bool stopping(void)
+{
+	return __atomic_load_n(&st->stop, __ATOMIC_RELAXED);
+}
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static char *fpath(const char *name)
+{
+	static char bufs[4][512];
+	static int n;
+	char *p = bufs[n++ % 4];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", dir, name);
+	return p;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void nap(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Compressible bytes that look like code. */
+static void gen_data(uint8_t *p, size_t n, uint64_t seed)
+{
+	static const char *const words[] = {
+		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
+		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
+	};
+	size_t i = 0;
+
+	rng_state = seed * 0x9E3779B97F4A7C15ULL | 1;
+	while (i < n) {
+		uint64_t r = rng();
+		const char *w;
+
+		if (r % 5 == 0) {
+			p[i++] = (uint8_t)(r >> 8);
+			if (i < n && r % 3 == 0)
+				p[i++] = 0xE8;
+			continue;
+		}
+		w = words[(r >> 16) % 16];
+		for (size_t k = 0; w[k] && i < n; k++)
+			p[i++] = (uint8_t)w[k];
+	}
+}
+
+static int write_all(const char *name, const void *p, size_t n, int flags)
+{
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | flags, 0755);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, p, n);
+	if (close(fd) || w != (ssize_t)n)
+		return -1;
+	return 0;
+}
+
+static uint8_t *read_all(const char *name, size_t *n)
+{
+	struct stat sb;
+	uint8_t *p;
+	int fd = open(name, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &sb)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	p = malloc(sb.st_size + 1);
+	if (p && read(fd, p, sb.st_size + 1) != sb.st_size) {
+		free(p);
+		p = NULL;
+	}
+	close(fd);
+	*n = sb.st_size;
+	return p;
+}
+
+static int set_compr(const char *name, bool on)
+{
+	int fd = open(name, O_RDONLY | O_NONBLOCK), flags, ret = 0;
+
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
+		ret = errno;
+	} else {
+		flags = on ? flags | FS_COMPR_FL : flags & ~FS_COMPR_FL;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
+			ret = errno;
+	}
+	close(fd);
+	return ret;
+}
+
+static int run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int s;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	s = system(cmd);
+	return s == -1 || !WIFEXITED(s) ? -1 : WEXITSTATUS(s);
+}
+
+static long long counter(const char *name)
+{
+	char p[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/sys/kernel/ext4dec/%s", name);
+	f = fopen(p, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void write_str(const char *name, const char *s)
+{
+	int fd = open(name, O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, s, strlen(s)) < 0 && errno != EAGAIN && errno != EBUSY)
+			problem("write %s to %s: %s", s, name, strerror(errno));
+		close(fd);
+	}
+}
+
+/* ------------------------------------------------------------ checks */
+
+/*
+ * Check @got bytes read at @off of @f.  Stable files must match the
+ * original exactly and return everything up to EOF; the others may show
+ * raw or uncompressed bytes, page by page.
+ */
+static void check(const struct sfile *f, const char *how, uint64_t off,
+		  size_t len, ssize_t got, int err, const uint8_t *buf)
+{
+	add(reads, 1);
+	if (got < 0) {
+		add(errors, 1);
+		problem("%s: %s(%zu at %llu): %s", f->name, how, len,
+			(unsigned long long)off, strerror(err));
+		return;
+	}
+	add(bytes, got);
+	if (f->kind == STABLE) {
+		size_t want = off >= f->size ? 0 :
+			      len < f->size - off ? len : f->size - off;
+
+		if ((size_t)got != want || memcmp(buf, f->data + off, got)) {
+			size_t d = 0;
+
+			while (d < (size_t)got && d < want && buf[d] == f->data[off + d])
+				d++;
+			add(mismatches, 1);
+			problem("%s: %s(%zu at %llu) = %zd of %zu, first difference at +%zu",
+				f->name, how, len, (unsigned long long)off, got, want, d);
+		}
+		return;
+	}
+	for (size_t done = 0; done < (size_t)got;) {
+		uint64_t pos = off + done;
+		size_t n = PAGE - pos % PAGE;
+
+		if (n > (size_t)got - done)
+			n = got - done;
+		if (!(pos + n <= f->size && !memcmp(buf + done, f->data + pos, n)) &&
+		    !(pos + n <= f->raw_size && !memcmp(buf + done, f->raw + pos, n))) {
+			add(mismatches, 1);
+			problem("%s: %s(%zu at %llu) = %zd: bytes at %llu neither raw nor uncompressed",
+				f->name, how, len, (unsigned long long)off, got,
+				(unsigned long long)pos);
+			return;
+		}
+		done += n;
+	}
+}
+
+/* ------------------------------------------------------------ workers */
+
+static void reader(int id, bool in_cgroup)
+{
+	static uint8_t buf[256 << 10];
+
+	if (in_cgroup) {
+		char pid[32];
+
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		write_str(CGROUP "/cgroup.procs", pid);
+	}
+	rng_state = 1000 + id;
+	while (!stopping()) {
+		struct sfile *f = &files[rng() % NR_FILES];
+		int fd = open(fpath(f->name), O_RDONLY);
+		struct stat sb;
+
+		if (fd < 0) {
+			if (errno == ENOENT && f->kind == CHURN) {
+				add(opens_missing, 1);
+				continue;
+			}
+			add(errors, 1);
+			problem("%s: open: %s", f->name, strerror(errno));
+			nap(100);
+			continue;
+		}
+		if (fstat(fd, &sb))
+			problem("fstat: %s", strerror(errno));
+		if (rng() % 4 == 0)
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (rng() & 1) {
+			/* sequential read() of the whole file */
+			uint64_t pos = 0;
+
+			for (;;) {
+				size_t len = 1 + rng() % sizeof(buf);
+				ssize_t got = read(fd, buf, len);
+
+				check(f, "read", pos, len, got, errno, buf);
+				if (got <= 0)
+					break;
+				pos += got;
+			}
+		} else {
+			posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+			for (int k = 0; k < 16; k++) {
+				uint64_t off = rng() % (f->size + PAGE);
+				size_t len = 1 + rng() % (k & 1 ? PAGE : sizeof(buf));
+				ssize_t got = pread(fd, buf, len, off);
+
+				check(f, "pread", off, len, got, errno, buf);
+			}
+		}
+		close(fd);
+	}
+}
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Compare mapped page @p (@dirty: the one page changed privately). */
+static bool check_page(const struct sfile *f, const volatile uint8_t *m,
+		       uint64_t p, long dirty)
+{
+	uint64_t off = p * PAGE;
+	size_t n = f->size - off < PAGE ? f->size - off : PAGE;
+	uint8_t copy[PAGE];
+
+	if (sigsetjmp(bus_jmp, 1)) {
+		add(errors, 1);
+		problem("%s: SIGBUS at %llu", f->name, (unsigned long long)off);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		copy[i] = m[off + i];
+	if ((long)p == dirty)
+		copy[0] ^= 1;
+	add(pages, 1);
+	add(reads, 1);
+	if (memcmp(copy, f->data + off, n)) {
+		add(mismatches, 1);
+		problem("%s: mapped page at %llu differs", f->name,
+			(unsigned long long)off);
+	}
+	return true;
+}
+
+static void mapper(int id)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	rng_state = 2000 + id;
+	while (!stopping()) {
+		struct sfile *f = &files[rng() % 3];
+		size_t len = (f->size + PAGE - 1) & ~(PAGE - 1);
+		bool priv = rng() & 1;
+		uint64_t dirty = rng() % (len / PAGE);
+		int fd = open(fpath(f->name), O_RDONLY);
+		volatile uint8_t *m;
+
+		if (fd < 0) {
+			add(errors, 1);
+			problem("%s: open: %s", f->name, strerror(errno));
+			nap(100);
+			continue;
+		}
+		m = mmap(NULL, len, PROT_READ | (priv ? PROT_WRITE : 0),
+			 priv ? MAP_PRIVATE : MAP_SHARED, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED) {
+			add(errors, 1);
+			problem("%s: mmap: %s", f->name, strerror(errno));
+			continue;
+		}
+		add(maps, 1);
+		if (priv)
+			m[dirty * PAGE] ^= 1;	/* a private copy of one page */
+		for (int k = 0; k < 64; k++)
+			if (!check_page(f, m, rng() % (len / PAGE),
+					priv ? (long)dirty : -1))
+				break;
+		munmap((void *)m, len);
+	}
+}
+
+static void executor(void)
+{
+	char exe[512], lib[512];
+
+	snprintf(exe, sizeof(exe), "%s/exe/ext4dec_stress", dir);
+	snprintf(lib, sizeof(lib), "%s/exe", dir);
+	while (!stopping()) {
+		pid_t pid = fork();
+		int s = 0;
+
+		if (!pid) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			setenv("LD_LIBRARY_PATH", lib, 1);
+			execl(exe, exe, "--exec-ok", (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &s, 0) != pid || !WIFEXITED(s) ||
+		    WEXITSTATUS(s) != 42) {
+			add(exec_failures, 1);
+			problem("running the compressed program: status %#x", s);
+			nap(200);
+		}
+		add(execs, 1);
+	}
+}
+
+static void chattr_cycler(void)
+{
+	rng_state = 3000;
+	while (!stopping()) {
+		struct sfile *f = &files[3 + rng() % 2];
+		int err = set_compr(fpath(f->name), false);
+
+		if (err == EBUSY) {
+			add(chattr_busy, 1);
+			nap(rng() % 50);
+			continue;
+		}
+		if (err) {
+			add(chattr_errors, 1);
+			problem("%s: chattr -c: %s", f->name, strerror(err));
+			continue;
+		}
+		add(minus_c, 1);
+		nap(rng() % 100);
+		/* readers never map the cycle files: +c must work */
+		for (int tries = 0; (err = set_compr(fpath(f->name), true)); tries++) {
+			if (err != EBUSY || tries > 100) {
+				add(chattr_errors, 1);
+				problem("%s: chattr +c: %s", f->name, strerror(err));
+				break;
+			}
+			add(chattr_busy, 1);
+			nap(10);
+		}
+		if (!err)
+			add(plus_c, 1);
+		nap(rng() % 100);
+	}
+}
+
+static int create_active(struct sfile *f, const char *name)
+{
+	int err;
+
+	if (write_all(name, f->raw, f->raw_size, 0))
+		return errno;
+	err = set_compr(name, true);
+	return err;
+}
+
+static void churner(void)
+{
+	char tmp[512];
+
+	rng_state = 4000;
+	while (!stopping()) {
+		struct sfile *f = &files[5 + rng() % 2];
+		int err;
+
+		if (rng() & 1) {
+			/* a new inode renamed over the old one */
+			snprintf(tmp, sizeof(tmp), "%s.new", fpath(f->name));
+			err = create_active(f, tmp);
+			if (!err && rename(tmp, fpath(f->name)))
+				err = errno;
+		} else {
+			/* unlinked, then created in place */
+			if (unlink(fpath(f->name)))
+				problem("%s: unlink: %s", f->name, strerror(errno));
+			nap(rng() % 20);
+			err = create_active(f, fpath(f->name));
+		}
+		if (err) {
+			add(errors, 1);
+			problem("%s: re-create: %s", f->name, strerror(err));
+		}
+		add(churns, 1);
+		nap(100 + rng() % 200);
+	}
+}
+
+static void dropper(void)
+{
+	static const char *const what[] = { "1", "2", "3" };
+
+	rng_state = 5000;
+	while (!stopping()) {
+		nap(700 + rng() % 1000);
+		write_str("/proc/sys/vm/drop_caches", what[rng() % 3]);
+		add(drops, 1);
+	}
+}
+
+static void reclaimer(void)
+{
+	while (!stopping()) {
+		nap(300);
+		write_str(CGROUP "/memory.reclaim", "4M");
+		add(reclaims, 1);
+	}
+}
+
+/* A file is held open by the parent: unloading must be refused. */
+static void rmmod_looper(void)
+{
+	rng_state = 6000;
+	while (!stopping()) {
+		int ret;
+
+		if (rng() % 8) {
+			ret = syscall(SYS_delete_module, "ext4dec", O_NONBLOCK);
+			if (ret == 0 || (errno != EWOULDBLOCK && errno != EBUSY)) {
+				add(rmmod_wrong, 1);
+				problem("delete_module while in use: %s",
+					ret ? strerror(errno) : "succeeded");
+			}
+		} else {
+			ret = run("rmmod ext4dec 2>/dev/null");
+			if (ret == 0) {
+				add(rmmod_wrong, 1);
+				problem("rmmod succeeded while in use");
+			}
+		}
+		add(rmmods, 1);
+		nap(100 + rng() % 300);
+	}
+}
+
+/* ------------------------------------------------------------ setup */
+
+/* The libc.so.6 this program runs with, from its mappings. */
+static char *libc_path(void)
+{
+	char line[1024], *p, *path = NULL;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !path && fgets(line, sizeof(line), f)) {
+		p = strchr(line, '/');
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = 0;
+			path = strdup(p);
+		}
+	}
+	if (f)
+		fclose(f);
+	return path;
+}
+
+static int setup(void)
+{
+	char src[600], dst[512], *lib;
+
+	mkdir(dir, 0755);
+	for (size_t i = 0; i < NR_FILES; i++) {
+		struct sfile *f = &files[i];
+
+		f->data = malloc(f->size);
+		if (!f->data)
+			return -1;
+		gen_data(f->data, f->size, i + 1);
+		snprintf(src, sizeof(src), "%s.orig", fpath(f->name));
+		if (write_all(src, f->data, f->size, 0))
+			return -1;
+		snprintf(dst, sizeof(dst), "%s.sz", fpath(f->name));
+		if (run("szip -q -c -1 %s '%s' > '%s'", f->opts, src, dst)) {
+			diag("szip %s failed", f->name);
+			return -1;
+		}
+		unlink(src);
+		f->raw = read_all(dst, &f->raw_size);
+		if (!f->raw)
+			return -1;
+		unlink(dst);
+		if (create_active(f, fpath(f->name))) {
+			diag("%s: chattr +c: %s", f->name, strerror(errno));
+			return -1;
+		}
+	}
+	/* the executor's program and library, compressed */
+	snprintf(dst, sizeof(dst), "%s/exe", dir);
+	mkdir(dst, 0755);
+	if (run("szip -q -c -1 -f --filter=x86 /proc/%d/exe > '%s/ext4dec_stress' && "
+		"chmod 755 '%s/ext4dec_stress' && chattr +c '%s/ext4dec_stress'",
+		getpid(), dst, dst, dst)) {
+		diag("cannot compress the executable");
+		return -1;
+	}
+	lib = libc_path();
+	if (!lib || run("szip -q -c -1 -f --filter=x86 '%s' > '%s/libc.so.6' && chattr +c '%s/libc.so.6'",
+			lib, dst, dst)) {
+		snprintf(src, sizeof(src), "%s/libc.so.6", dst);
+		unlink(src);
+		diag("no compressed libc.so.6: the program runs with the system one");
+	}
+	free(lib);
+	return 0;
+}
+
+static bool setup_cgroup(unsigned int max_mb)
+{
+	char v[32];
+
+	if (access("/sys/fs/cgroup/cgroup.controllers", R_OK) &&
+	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return false;
+	if (run("grep -q memory /sys/fs/cgroup/cgroup.controllers"))
+		return false;
+	write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	rmdir(CGROUP);
+	if (mkdir(CGROUP, 0755))
+		return false;
+	snprintf(v, sizeof(v), "%uM", max_mb);
+	write_str(CGROUP "/memory.max", v);
+	return true;
+}
+
+/* After the run: every file reads back exactly, cold, and cycles. */
+static bool final_check(void)
+{
+	bool ok = true;
+
+	sync();
+	write_str("/proc/sys/vm/drop_caches", "3");
+	for (size_t i = 0; i < NR_FILES; i++) {
+		struct sfile *f = &files[i];
+		size_t n;
+		uint8_t *b = read_all(fpath(f->name), &n);
+		int err;
+
+		if (!b || n != f->size || memcmp(b, f->data, n)) {
+			diag("%s: does not read back after the run (%zu bytes)", f->name,
+			     b ? n : 0);
+			ok = false;
+		}
+		free(b);
+		err = set_compr(fpath(f->name), false);
+		if (!err)
+			err = set_compr(fpath(f->name), true);
+		if (err) {
+			diag("%s: chattr -c/+c after the run: %s", f->name, strerror(err));
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int seconds = 120, max_mb = 32, nr_readers = 4, nr_mappers = 2;
+	int opt, hold_fd, nr = 0, s;
+	pid_t pids[32];
+	int npids = 0;
+	bool cg, ok;
+	double start, t0 = now(), t1;
+	void *hold_map;
+
+	if (argc == 2 && !strcmp(argv[1], "--exec-ok"))
+		return 42;
+	while ((opt = getopt(argc, argv, "t:m:")) != -1) {
+		switch (opt) {
+		case 't':
+			seconds = strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			max_mb = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind != 1) {
+usage:
+		fprintf(stderr, "usage: %s [-t SECONDS] [-m CGROUP_MAX_MB] DIR\n", argv[0]);
+		return 2;
+	}
+	dir = argv[optind];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED || setup()) {
+		printf("not ok 1 stress_setup\n1..1\n");
+		return 1;
+	}
+	printf("ok %d stress_setup\n", ++nr);
+	diag("stress: setup took %.0f s", now() - t0);
+	cg = setup_cgroup(max_mb);
+	if (!cg)
+		diag("no memory cgroup: readers run unlimited");
+
+	/* the module stays in use: one file open and mapped all along */
+	hold_fd = open(fpath(files[0].name), O_RDONLY);
+	hold_map = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, hold_fd, 0);
+	if (hold_fd < 0 || hold_map == MAP_FAILED) {
+		printf("not ok %d stress_hold_open\n1..%d\n", nr + 1, nr + 1);
+		return 1;
+	}
+
+	start = now();
+	for (unsigned int i = 0; i < nr_readers + nr_mappers + 6; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			diag("fork: %s", strerror(errno));
+			break;
+		}
+		if (pid) {
+			pids[npids++] = pid;
+			continue;
+		}
+		if (i < nr_readers)
+			reader(i, cg && i < 2);
+		else if (i < nr_readers + nr_mappers)
+			mapper(i);
+		else if (i == nr_readers + nr_mappers)
+			executor();
+		else if (i == nr_readers + nr_mappers + 1)
+			chattr_cycler();
+		else if (i == nr_readers + nr_mappers + 2)
+			churner();
+		else if (i == nr_readers + nr_mappers + 3)
+			dropper();
+		else if (i == nr_readers + nr_mappers + 4)
+			cg ? reclaimer() : (void)0;
+		else
+			rmmod_looper();
+		_exit(0);
+	}
+	while (now() - start < seconds)
+		nap(500);
+	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
+	t1 = now();
+	ok = true;
+	for (int i = 0; i < npids; i++) {
+		if (waitpid(pids[i], &s, 0) != pids[i] || !WIFEXITED(s) || WEXITSTATUS(s)) {
+			diag("worker %d ended with status %#x", pids[i], s);
+			ok = false;
+		}
+	}
+	diag("stress: %.1f minutes run, %ld reads checked (%ld MB), %ld mismatches, %ld errors; %.0f s to stop",
+	     (t1 - start) / 60, st->reads, st->bytes >> 20, st->mismatches,
+	     st->errors, now() - t1);
+	diag("stress: %ld maps (%ld pages), %ld execs (%ld failed), %ld chattr cycles (-c %ld, +c %ld, %ld EBUSY, %ld errors)",
+	     st->maps, st->pages, st->execs, st->exec_failures,
+	     st->plus_c < st->minus_c ? st->plus_c : st->minus_c, st->minus_c,
+	     st->plus_c, st->chattr_busy, st->chattr_errors);
+	diag("stress: %ld re-creates (%ld opens found none), %ld drop_caches, %ld memory.reclaim, %ld rmmod attempts (%ld not refused)",
+	     st->churns, st->opens_missing, st->drops, st->reclaims, st->rmmods,
+	     st->rmmod_wrong);
+	printf("%sok %d stress_workers_ended\n", ok ? "" : "not ", ++nr);
+	printf("%sok %d stress_no_mismatch\n", st->mismatches ? "not " : "", ++nr);
+	printf("%sok %d stress_no_read_error\n", st->errors ? "not " : "", ++nr);
+	printf("%sok %d stress_exec_compressed\n",
+	       st->exec_failures || !st->execs ? "not " : "", ++nr);
+	printf("%sok %d stress_chattr_cycles\n",
+	       st->chattr_errors || !st->plus_c ? "not " : "", ++nr);
+	printf("%sok %d stress_rmmod_refused_while_in_use\n",
+	       st->rmmod_wrong || !st->rmmods ? "not " : "", ++nr);
+
+	munmap(hold_map, PAGE);
+	close(hold_fd);
+	t1 = now();
+	ok = final_check();
+	diag("stress: final check took %.0f s", now() - t1);
+	printf("%sok %d stress_files_intact_after\n", ok ? "" : "not ", ++nr);
+	for (size_t i = 0; i < NR_FILES; i++)
+		unlink(fpath(files[i].name));
+	run("rm -rf '%s/exe'", dir);
+	sync();
+	write_str("/proc/sys/vm/drop_caches", "3");
+	printf("%sok %d stress_no_inode_left_active # active_inodes %lld\n",
+	       counter("active_inodes") == 0 ? "" : "not ", ++nr,
+	       counter("active_inodes"));
+	if (cg)
+		rmdir(CGROUP);
+	printf("1..%d\n", nr);
+	return st->mismatches || st->errors || st->rmmod_wrong;
+}
