@@ -10,7 +10,9 @@
  * serves one chunk the same way and fills the chunk's other pages that it
  * can lock without waiting.  A chunk that cannot be read or decoded fails
  * exactly its own folios; the folio contract is followed: uptodate then
- * unlock on success, unlock alone on failure.
+ * unlock on success, unlock alone on failure.  Running out of memory for
+ * the compressed bytes is no chunk error: readahead leaves the folios to
+ * read_folio(), which fails with ENOMEM.
  *
  * Context: process, called with folios locked, possibly under the mapping's
  * invalidate lock; allocations are GFP_NOFS through memalloc_nofs_save().
@@ -153,7 +155,7 @@ static int read_blocks(struct ext4dec_inode *ei, u64 lblk, u64 nr, u8 *buf)
 
 /*
  * Read raw bytes [@pos, @pos + @len) into a new buffer (*@buf, to kvfree);
- * *@data points at @pos inside it.
+ * *@data points at @pos inside it.  -ENOMEM is the caller's to report.
  */
 static int read_raw(struct ext4dec_inode *ei, loff_t pos, size_t len,
 		    u8 **buf, const u8 **data)
@@ -165,7 +167,7 @@ static int read_raw(struct ext4dec_inode *ei, loff_t pos, size_t len,
 
 	/* power-of-two sizes are naturally aligned, as bios want */
 	*buf = kvmalloc(roundup_pow_of_two(max_t(size_t, bytes, PAGE_SIZE)),
-			GFP_KERNEL);
+			GFP_KERNEL | __GFP_NOWARN);
 	if (!*buf)
 		return -ENOMEM;
 	err = read_blocks(ei, first, last - first + 1, *buf);
@@ -296,9 +298,13 @@ static void ext4dec_readahead(struct readahead_control *rac)
 			       szip_chunk_offset(&ei->sf, last) +
 			       szip_chunk_clen(&ei->sf, last) - raw_start,
 			       &buf, &data);
-		if (err)
+		/*
+		 * Out of memory is no chunk error: readahead is opportunistic,
+		 * read_folio() retries the folios left not uptodate.
+		 */
+		if (err && err != -ENOMEM)
 			chunk_error(ei, first, "cannot read compressed data");
-		else
+		else if (!err)
 			ws = ext4dec_ws_get();
 
 		for (c = first; c <= last; c++) {
@@ -369,7 +375,8 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	err = read_raw(ei, szip_chunk_offset(&ei->sf, chunk),
 		       szip_chunk_clen(&ei->sf, chunk), &buf, &data);
 	if (err) {
-		chunk_error(ei, chunk, "cannot read compressed data");
+		if (err != -ENOMEM)
+			chunk_error(ei, chunk, "cannot read compressed data");
 		folio_unlock(folio);
 		goto out;
 	}
@@ -383,7 +390,9 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 out:
 	memalloc_nofs_restore(nofs);
 	ext4dec_put(ei);
-	return err ? -EIO : 0;
+	if (err && err != -ENOMEM)
+		err = -EIO;
+	return err;
 }
 
 const struct address_space_operations ext4dec_aops = {
