@@ -12,7 +12,9 @@
 #   BENCH_DISKS      lines "NAME KIND OPTIONS CHUNK": one per disk, found by
 #                    its virtio serial number NAME
 #   BENCH_FILES      data file names; BENCH_SIZES their sizes; BENCH_MAIN the
-#                    file of the random, mmap and decode workloads
+#                    file of the random, mmap and decode workloads;
+#                    BENCH_ALL_FILES=1: sequential reads of every file, else
+#                    of BENCH_MAIN only
 #   BENCH_REPEATS, BENCH_RAND (random reads per run, 0 = none),
 #   BENCH_MMAP (1 = mmap workload), BENCH_DECODE (1 = userspace decode of
 #   the szip files), BENCH_SUM (1 = checksum every file), BENCH_TRACE
@@ -34,6 +36,8 @@ mount -t tmpfs tmpfs /tmp
 
 exec 3>/dev/ttyS1 || exec 3>/dev/console
 out() { echo "$*" >&3; }
+# progress MSG: a PROGRESS line with the guest's uptime
+progress() { out "PROGRESS [$(cut -d" " -f1 /proc/uptime)s] $*"; }
 log() { echo "bench-guest: $*" >/dev/console; }
 errors=0
 err() {
@@ -129,7 +133,7 @@ if [ "$BENCH_MODE" = fill ]; then
 	for d in $disks; do
 		name=${d%%:*}
 		case $d in *:btrfs:*) ;; *) continue ;; esac
-		out "PROGRESS filling $name"
+		progress "filling $name"
 		for f in $BENCH_FILES; do
 			cp "$src/$f" "/mnt/$name/$f" || err "cp $f to $name failed"
 		done
@@ -154,8 +158,10 @@ while [ "$rep" -le "$BENCH_REPEATS" ]; do
 		dev=${rest#*:}
 		chunk=${dev#*:}
 		dev=${dev%%:*}
-		out "PROGRESS bw=$BENCH_BW rep=$rep/$BENCH_REPEATS $name"
-		for f in $BENCH_FILES; do
+		progress "bw=$BENCH_BW rep=$rep/$BENCH_REPEATS $name"
+		seqfiles=$BENCH_MAIN
+		[ "$BENCH_ALL_FILES" = 1 ] && seqfiles=$BENCH_FILES
+		for f in $seqfiles; do
 			t="$BENCH_BW|$name|$f|$rep"
 			benchio -c -d "$dev" -t "$t" seq "/mnt/$name/$f" >&3 || err "seq $t"
 			benchio -d "$dev" -t "$t" seq "/mnt/$name/$f" >&3 || err "warm seq $t"
@@ -192,7 +198,7 @@ for name in $BENCH_TRACE; do
 	dev=${d#*:szip:}
 	dev=${dev%%:*}
 	f=$BENCH_MAIN
-	out "PROGRESS bw=$BENCH_BW tracing a cold read of $name/$f"
+	progress "bw=$BENCH_BW tracing a cold read of $name/$f"
 	echo 0 >"$T/tracing_on"
 	echo nop >"$T/current_tracer"
 	echo 65536 >"$T/buffer_size_kb"
@@ -238,7 +244,7 @@ if [ "$BENCH_DECODE" = 1 ]; then
 		case $d in *:szip:*) ;; *) continue ;; esac
 		name=${d%%:*}
 		f=$BENCH_MAIN
-		out "PROGRESS bw=$BENCH_BW userspace decode $name"
+		progress "bw=$BENCH_BW userspace decode $name"
 		if chattr -c "/mnt/$name/$f" && cp "/mnt/$name/$f" /tmp/decode.sz &&
 			chattr +c "/mnt/$name/$f"; then
 			rep=1

@@ -285,6 +285,13 @@ def main():
           "to the host's (userspace decode: %s the host's CPU time)."
           % (accel, ("%.2fx" % factor) if factor else "?"))
     p("")
+    p("**Caveat: QEMU's throttle limits the average rate.**  It is a leaky bucket "
+      "that lets a request through at once while less than a tenth of a second of "
+      "bandwidth is queued, so a reader that leaves the disk idle while it computes "
+      "(less than the throttled rate on average) is never slowed down; a real device "
+      "of that bandwidth would add each request's transfer time to such a reader's "
+      "serial path.  Compare \"disk time\" and \"device busy\" below.")
+    p("")
 
     p("## %s at %s" % (main_file, bwname(slow)))
     p("")
@@ -366,7 +373,9 @@ def main():
       "(io_ticks in /sys/block/*/stat).  "
       "reader CPU: user + system time of the reading process (ext4dec and SquashFS "
       "inflate in it; EROFS and btrfs mostly in kernel threads).  all vCPUs busy: "
-      "non-idle time of both guest CPUs during the read (/proc/stat), whoever did the work.")
+      "non-idle time of both guest CPUs during the read (/proc/stat, sampled at each tick: "
+      "coarse for short bursts), whoever did the work; above the reader's CPU when "
+      "kernel threads inflate.")
     p("")
 
     p("## All files: size and cold sequential read at %s" % bwname(slow))
@@ -388,14 +397,22 @@ def main():
         p("Not measured: %s (%s)." % (c, why))
     p("")
 
+    def kdecode(c):
+        """Mean in-kernel decode() time per chunk in µs from the traced read."""
+        t = traces.get(c, {})
+        if "decode" in t and t["decode"][0]:
+            return t["decode"][1] / t["decode"][0] * 1e6
+        return None
+
     # --- ext4dec details and targets ---
     szc = [c for c in configs if kinds.get(c) == "szip"]
     if szc:
         p("## ext4dec: inflation")
         p("")
         p("| configuration | chunks in file | inflated, cold seq | inflated, mmap | rand: touched / inflated | "
-          "kernel CPU per chunk µs | userspace decode per chunk µs | kernel / user |")
-        p("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "kernel CPU per chunk µs | kernel decode per chunk µs (ftrace) | userspace decode per chunk µs | "
+          "kernel / user |")
+        p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for c in szc:
             n = math.ceil(sizes[main_file] / chunk_of(c))
             chs = fig(last, c, main_file, "seq", 1, "chunks")
@@ -408,18 +425,23 @@ def main():
             kern = (sys_c[0] - (sys_e[0] if sys_e else 0)) / chs[0] / 1e3 if sys_c and chs and chs[0] else None
             ud = [int(d["user_ns"]) for d in rows if d["mode"] == "exec" and d["config"] == c]
             user = statistics.median(ud) / n / 1e3 if ud else None
-            p("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            ft = kdecode(c)
+            k = ft if ft is not None else kern
+            p("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 c, n, "%d" % chs[0] if chs else "–", "%d" % chm[0] if chm else "–",
                 ("%d / %d" % (rt[0], rc[0])) if rt and rc else "–",
                 "%.1f" % kern if kern is not None else "–",
+                "%.1f" % ft if ft is not None else "–",
                 "%.1f" % user if user is not None else "–",
-                "%.2f" % (kern / user) if kern is not None and user else "–"))
+                "%.2f" % (k / user) if k is not None and user else "–"))
         p("")
         p("kernel CPU per chunk: system CPU time of the cold sequential read at %s "
           "(inflation runs in the reading task) minus plain ext4's, divided by the "
-          "chunks inflated.  userspace: user CPU time of `szip -t` on the same file "
-          "(from tmpfs, in the guest, same decoder sources, the system zlib instead "
-          "of the kernel's) divided by the chunks." % bwname(last))
+          "chunks inflated.  kernel decode (ftrace): mean duration of the module's "
+          "decode() (inflate and filter of one chunk) in the traced read.  userspace: "
+          "user CPU time of `szip -t` on the same file (from tmpfs, in the guest, same "
+          "decoder sources, the system zlib instead of the kernel's) divided by the "
+          "chunks.  kernel / user uses the ftrace figure where there is one." % bwname(last))
         p("")
 
         if traced:
@@ -524,7 +546,10 @@ def main():
             sys_c = fig(last, c, main_file, "seq", 1, "sys_ns")
             sys_e = fig(last, "ext4", main_file, "seq", 1, "sys_ns")
             ud = [int(d["user_ns"]) for d in rows if d["mode"] == "exec" and d["config"] == c]
-            if chs and sys_c and ud and chs[0]:
+            ft = kdecode(c)
+            if ud and ft is not None:
+                kr.append((c, ft * 1e3 / (statistics.median(ud) / n)))
+            elif chs and sys_c and ud and chs[0]:
                 kern = (sys_c[0] - (sys_e[0] if sys_e else 0)) / chs[0]
                 kr.append((c, kern / (statistics.median(ud) / n)))
         if kr:

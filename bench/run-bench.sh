@@ -13,9 +13,9 @@
 #   -k, --kernel SPEC    guest kernel (default 6.12; see tests/vm/run-vm.sh)
 #   -n, --repeats N      runs of every workload; figures are medians (3)
 #       --bw "A B ..."   disk read bandwidths in MB/s, one boot each; 0 is
-#                        unthrottled (default "20 0").  The random-read and
-#                        mmap workloads run at the first one only, the
-#                        userspace decode at the last one
+#                        unthrottled (default "20 0").  The small files,
+#                        random reads and mmap run at the first one only,
+#                        the userspace decode at the last one
 #       --configs "A B"  configurations (default: bench_default_configs in
 #                        bench/lib.sh; "all": every one defined there)
 #       --rand N         random 4 KiB reads per run (default 500)
@@ -303,6 +303,7 @@ main() {
 			printf 'BENCH_FILES=%q\nBENCH_SIZES=%q\nBENCH_MAIN=%q\n' "$files" "$sizes" "$main_file"
 			printf 'BENCH_REPEATS=%q\nBENCH_RAND=%q\nBENCH_MMAP=%q\n' "$repeats" "$B_RAND" "$B_MMAP"
 			printf 'BENCH_DECODE=%q\nBENCH_SUM=%q\nBENCH_TRACE=%q\n' "$B_DECODE" "$B_SUM" "$B_TRACE"
+			printf 'BENCH_ALL_FILES=%q\n' "$B_SUM"
 			printf 'BENCH_MODULES=%q\n' "$modules ext4dec"
 		} >"$conf/etc/bench.conf"
 		cat "$work/base.cpio" >"$work/initrd"
