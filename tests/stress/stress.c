@@ -3,7 +3,8 @@
  * ext4dec_stress - concurrency stress of the module (run as root in the
  * test VM, ext4dec loaded, szip in PATH).
  *
- * Usage: ext4dec_stress [-t SECONDS] [-m CGROUP_MAX_MB] DIR
+ * Usage: ext4dec_stress [-t SECONDS] [-m CGROUP_MAX_MB] [-P PACKED] DIR
+ *        ext4dec_stress --pack PACKED  (the szip files, made ahead)
  *        ext4dec_stress --exec-ok      (what the executors run)
  *
  * DIR is a directory on ext4.  Files, all made with szip and activated
@@ -12,6 +13,8 @@
  *   cycle   deactivated and activated again all the time (chattr -c/+c)
  *   churn   unlinked and re-created (renamed over, or created in place)
  *   exe     a compressed copy of this program and of libc.so.6
+ * They are compressed with szip here, or taken from the directory PACKED
+ * that --pack filled (on the host: the same program and libc).
  * For SECONDS (default 120), processes run side by side:
  *   readers   read() and pread() every file, after dropping its cache now
  *             and then; two of them in a memory cgroup limited to
@@ -633,9 +636,48 @@ static char *libc_path(void)
 	return path;
 }
 
-static int setup(void)
+/* @f's szip bytes: from the packed directory, or made here with szip. */
+static int get_raw(struct sfile *f, const char *packed)
 {
-	char src[600], dst[512], *lib;
+	char src[600], dst[600];
+
+	if (packed) {
+		snprintf(src, sizeof(src), "%s/%s.sz", packed, f->name);
+		f->raw = read_all(src, &f->raw_size);
+		return f->raw ? 0 : -1;
+	}
+	snprintf(src, sizeof(src), "%s.orig", fpath(f->name));
+	snprintf(dst, sizeof(dst), "%s.sz", fpath(f->name));
+	if (write_all(src, f->data, f->size, 0) ||
+	    run("szip -q -c -1 %s '%s' > '%s'", f->opts, src, dst)) {
+		diag("szip %s failed", f->name);
+		return -1;
+	}
+	unlink(src);
+	f->raw = read_all(dst, &f->raw_size);
+	unlink(dst);
+	return f->raw ? 0 : -1;
+}
+
+/*
+ * Write the compressed program and libc.so.6 as exe/@name: copied from the
+ * packed directory, or compressed here.
+ */
+static int get_exe(const char *name, const char *orig, const char *packed)
+{
+	char dst[600];
+
+	snprintf(dst, sizeof(dst), "%s/exe/%s", dir, name);
+	if (packed)
+		return run("cp '%s/%s.sz' '%s' && chmod 755 '%s' && chattr +c '%s'",
+			   packed, name, dst, dst, dst);
+	return run("szip -q -c -1 -f --filter=x86 '%s' > '%s' && chmod 755 '%s' && chattr +c '%s'",
+		   orig, dst, dst, dst);
+}
+
+static int setup(const char *packed)
+{
+	char exe[64], dst[600], *lib;
 
 	mkdir(dir, 0755);
 	for (size_t i = 0; i < NR_FILES; i++) {
@@ -645,19 +687,8 @@ static int setup(void)
 		if (!f->data)
 			return -1;
 		gen_data(f->data, f->size, i + 1);
-		snprintf(src, sizeof(src), "%s.orig", fpath(f->name));
-		if (write_all(src, f->data, f->size, 0))
+		if (get_raw(f, packed))
 			return -1;
-		snprintf(dst, sizeof(dst), "%s.sz", fpath(f->name));
-		if (run("szip -q -c -1 %s '%s' > '%s'", f->opts, src, dst)) {
-			diag("szip %s failed", f->name);
-			return -1;
-		}
-		unlink(src);
-		f->raw = read_all(dst, &f->raw_size);
-		if (!f->raw)
-			return -1;
-		unlink(dst);
 		if (create_active(f, fpath(f->name))) {
 			diag("%s: chattr +c: %s", f->name, strerror(errno));
 			return -1;
@@ -666,19 +697,49 @@ static int setup(void)
 	/* the executor's program and library, compressed */
 	snprintf(dst, sizeof(dst), "%s/exe", dir);
 	mkdir(dst, 0755);
-	if (run("szip -q -c -1 -f --filter=x86 /proc/%d/exe > '%s/ext4dec_stress' && "
-		"chmod 755 '%s/ext4dec_stress' && chattr +c '%s/ext4dec_stress'",
-		getpid(), dst, dst, dst)) {
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", getpid());
+	if (get_exe("ext4dec_stress", exe, packed)) {
 		diag("cannot compress the executable");
 		return -1;
 	}
 	lib = libc_path();
-	if (!lib || run("szip -q -c -1 -f --filter=x86 '%s' > '%s/libc.so.6' && chattr +c '%s/libc.so.6'",
-			lib, dst, dst)) {
-		snprintf(src, sizeof(src), "%s/libc.so.6", dst);
-		unlink(src);
+	if (!lib || get_exe("libc.so.6", lib, packed)) {
+		snprintf(dst, sizeof(dst), "%s/exe/libc.so.6", dir);
+		unlink(dst);
 		diag("no compressed libc.so.6: the program runs with the system one");
 	}
+	free(lib);
+	return 0;
+}
+
+/*
+ * --pack DIR: the szip files setup() needs, made ahead (on the host, where
+ * szip is much faster than in an emulated guest).
+ */
+static int pack(const char *out)
+{
+	char src[600], *lib = libc_path();
+
+	dir = out;
+	mkdir(dir, 0755);
+	for (size_t i = 0; i < NR_FILES; i++) {
+		struct sfile *f = &files[i];
+
+		f->data = malloc(f->size);
+		if (!f->data)
+			return 1;
+		gen_data(f->data, f->size, i + 1);
+		snprintf(src, sizeof(src), "%s.orig", fpath(f->name));
+		if (write_all(src, f->data, f->size, 0) ||
+		    run("szip -q -c -1 %s '%s' > '%s/%s.sz'", f->opts, src, dir, f->name))
+			return 1;
+		unlink(src);
+	}
+	if (!lib ||
+	    run("szip -q -c -1 -f --filter=x86 /proc/%d/exe > '%s/ext4dec_stress.sz'",
+		getpid(), dir) ||
+	    run("szip -q -c -1 -f --filter=x86 '%s' > '%s/libc.so.6.sz'", lib, dir))
+		return 1;
 	free(lib);
 	return 0;
 }
@@ -739,14 +800,20 @@ int main(int argc, char **argv)
 	int npids = 0;
 	bool cg, ok;
 	double start, t0 = now(), t1;
+	const char *packed = NULL;
 	void *hold_map;
 
 	if (argc == 2 && !strcmp(argv[1], "--exec-ok"))
 		return 42;
-	while ((opt = getopt(argc, argv, "t:m:")) != -1) {
+	if (argc == 3 && !strcmp(argv[1], "--pack"))
+		return pack(argv[2]);
+	while ((opt = getopt(argc, argv, "t:m:P:")) != -1) {
 		switch (opt) {
 		case 't':
 			seconds = strtoul(optarg, NULL, 0);
+			break;
+		case 'P':
+			packed = optarg;
 			break;
 		case 'm':
 			max_mb = strtoul(optarg, NULL, 0);
@@ -757,7 +824,8 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 usage:
-		fprintf(stderr, "usage: %s [-t SECONDS] [-m CGROUP_MAX_MB] DIR\n", argv[0]);
+		fprintf(stderr, "usage: %s [-t SECONDS] [-m CGROUP_MAX_MB] [-P PACKED] DIR\n",
+			argv[0]);
 		return 2;
 	}
 	dir = argv[optind];
@@ -765,7 +833,7 @@ usage:
 	printf("TAP version 13\n");
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (st == MAP_FAILED || setup()) {
+	if (st == MAP_FAILED || setup(packed)) {
 		printf("not ok 1 stress_setup\n1..1\n");
 		return 1;
 	}

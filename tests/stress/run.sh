@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/stress/run.sh - entry point of the stress payload (busybox sh in the
+# guest; built and run by tests/vm/stress.sh).  Loads ext4dec and runs, on
+# the ext4 scratch file system, the parts listed in ./stress.conf:
+#   hostile  ext4dec_hostile on the generated files in ./hostile
+#   stress   ext4dec_stress: concurrent readers, mappers, executors,
+#            chattr, unlink, drop_caches, memory cgroup reclaim, rmmod
+#            (its szip files from ./packed when present)
+#   faults   ext4dec_faults: failslab, fail_page_alloc, fail_make_request
+#            (kernels with fault injection in debugfs; skipped elsewhere)
+# then unloads the module.  Prints one TAP stream on stdout, numbered
+# across the parts.  stress.conf may also set STRESS_SECONDS (the stress
+# part's duration) and STRESS_HOSTILE_OPTS / STRESS_FAULT_OPTS (options of
+# those programs).
+
+set -u
+STRESS_PARTS="hostile stress faults"
+STRESS_SECONDS=120
+STRESS_HOSTILE_OPTS=""
+STRESS_FAULT_OPTS=""
+# shellcheck disable=SC1091
+[ -f ./stress.conf ] && . ./stress.conf
+mnt=${EXT4DEC_MNT:?}
+out=/tmp/stress-tap
+n=0
+rc=0
+
+echo "TAP version 13"
+echo "# kernel $(uname -r), parts: $STRESS_PARTS"
+
+# emit FILE: the part's TAP lines, renumbered to follow the earlier ones.
+emit() {
+	while IFS= read -r line; do
+		case $line in
+		"TAP version"* | 1..*) ;;
+		"ok "* | "not ok "*)
+			n=$((n + 1))
+			echo "$line" | sed -E "s/^(not )?ok [0-9]+/\\1ok $n/"
+			;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$1"
+}
+
+# part NAME CMD...: run one part, its output renumbered; a non-zero exit
+# without a "not ok" line adds one.
+part() {
+	name=$1
+	shift
+	start=$(cut -d. -f1 /proc/uptime)
+	"$@" >"$out" 2>&1
+	prc=$?
+	emit "$out"
+	if [ $prc -ne 0 ]; then
+		rc=1
+		if ! grep -q '^not ok' "$out"; then
+			n=$((n + 1))
+			echo "not ok $n ${name}_exit_status # exit $prc"
+		fi
+	fi
+	echo "# $name took $(($(cut -d. -f1 /proc/uptime) - start)) s"
+}
+
+if ! modprobe ext4dec; then
+	echo "not ok 1 modprobe_ext4dec"
+	echo "1..1"
+	exit 1
+fi
+
+for p in $STRESS_PARTS; do
+	case $p in
+	hostile)
+		# shellcheck disable=SC2086 # option lists
+		part hostile ext4dec_hostile $STRESS_HOSTILE_OPTS ./hostile "$mnt/hostile"
+		;;
+	stress)
+		packed=
+		[ -d ./packed ] && packed="-P $PWD/packed"
+		# shellcheck disable=SC2086
+		part stress ext4dec_stress -t "$STRESS_SECONDS" $packed "$mnt/stress"
+		;;
+	faults)
+		if [ -d /sys/kernel/debug/failslab ] && [ -d /sys/kernel/debug/fail_page_alloc ]; then
+			# shellcheck disable=SC2086
+			part faults ext4dec_faults $STRESS_FAULT_OPTS "$mnt/faults"
+		else
+			n=$((n + 1))
+			echo "ok $n faults # SKIP no failslab/fail_page_alloc in debugfs (not a fault-injection kernel)"
+		fi
+		;;
+	*)
+		n=$((n + 1))
+		echo "not ok $n unknown_part_$p"
+		rc=1
+		;;
+	esac
+done
+
+n=$((n + 1))
+if grep -q '^ext4dec ' /proc/modules && ! rmmod ext4dec; then
+	echo "not ok $n rmmod_at_the_end"
+	rc=1
+else
+	echo "ok $n rmmod_at_the_end"
+fi
+echo "1..$n"
+exit $rc
