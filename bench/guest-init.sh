@@ -149,6 +149,20 @@ if [ "$BENCH_MODE" = fill ]; then
 fi
 
 # --- measure -------------------------------------------------------------------
+# Userspace decode of the same szip files (BENCH_DECODE=1), interleaved
+# with the kernel's reads so that both see the same conditions: the raw
+# bytes are copied to tmpfs with each file inactive (chattr -c), then it
+# is made active again.
+if [ "$BENCH_DECODE" = 1 ]; then
+	for d in $disks; do
+		case $d in *:szip:*) ;; *) continue ;; esac
+		name=${d%%:*}
+		f=/mnt/$name/$BENCH_MAIN
+		if ! { chattr -c "$f" && cp "$f" "/tmp/$name.sz" && chattr +c "$f"; }; then
+			err "cannot copy the raw bytes of $name/$BENCH_MAIN"
+		fi
+	done
+fi
 benchio drop
 rep=1
 while [ "$rep" -le "$BENCH_REPEATS" ]; do
@@ -175,6 +189,9 @@ while [ "$rep" -le "$BENCH_REPEATS" ]; do
 		if [ "$BENCH_MMAP" = 1 ]; then
 			benchio -c -d "$dev" -t "$t" mmap "/mnt/$name/$f" >&3 || err "mmap $t"
 			benchio -d "$dev" -t "$t" mmap "/mnt/$name/$f" >&3 || err "warm mmap $t"
+		fi
+		if [ -f "/tmp/$name.sz" ]; then
+			benchio -t "$t" exec szip -t "/tmp/$name.sz" >&3 || err "szip -t $t"
 		fi
 	done
 	rep=$((rep + 1))
@@ -237,28 +254,7 @@ for name in $BENCH_TRACE; do
 	echo 1408 >"$T/buffer_size_kb"
 done
 
-# Userspace decode of the same szip file, from tmpfs: the raw bytes are
-# read with the file inactive (chattr -c), then it is made active again.
-if [ "$BENCH_DECODE" = 1 ]; then
-	for d in $disks; do
-		case $d in *:szip:*) ;; *) continue ;; esac
-		name=${d%%:*}
-		f=$BENCH_MAIN
-		progress "bw=$BENCH_BW userspace decode $name"
-		if chattr -c "/mnt/$name/$f" && cp "/mnt/$name/$f" /tmp/decode.sz &&
-			chattr +c "/mnt/$name/$f"; then
-			rep=1
-			while [ "$rep" -le "$BENCH_REPEATS" ]; do
-				benchio -t "$BENCH_BW|$name|$f|$rep" exec szip -t /tmp/decode.sz >&3 ||
-					err "szip -t $name/$f"
-				rep=$((rep + 1))
-			done
-		else
-			err "cannot copy the raw bytes of $name/$f"
-		fi
-		rm -f /tmp/decode.sz
-	done
-fi
+rm -f /tmp/*.sz
 
 if [ "$BENCH_SUM" = 1 ]; then
 	for d in $disks; do

@@ -15,7 +15,8 @@
 #       --bw "A B ..."   disk read bandwidths in MB/s, one boot each; 0 is
 #                        unthrottled (default "20 0").  The small files,
 #                        random reads and mmap run at the first one only,
-#                        the userspace decode at the last one
+#                        the userspace decode at the last one (interleaved
+#                        with the kernel's reads)
 #       --configs "A B"  configurations (default: bench_default_configs in
 #                        bench/lib.sh; "all": every one defined there)
 #       --rand N         random 4 KiB reads per run (default 500)
@@ -327,7 +328,8 @@ main() {
 		# (the process substitution first: it inherits stderr before 2>/dev/null)
 		tail -n +1 -F --pid=$$ "$res" > >(sed -u -n 's/\r$//; s/^PROGRESS /ext4dec-bench:   /p' >&2) 2>/dev/null &
 		tailpid=$!
-		local t0=$SECONDS
+		local t0=$SECONDS load0
+		load0=$(cut -d' ' -f1 /proc/loadavg)
 		if [[ $verbose == 1 ]]; then
 			tail -n +1 -F --pid=$$ "$con" >&2 2>/dev/null &
 			local conpid=$!
@@ -340,6 +342,7 @@ main() {
 		if [[ $verbose == 1 ]]; then kill "$conpid" 2>/dev/null || true; fi
 		tr -d '\r' <"$res" >"$res.tmp" && mv "$res.tmp" "$res"
 		bench_log "boot $label took $((SECONDS - t0))s"
+		echo "boot_$label=$((SECONDS - t0)) s, host load average $load0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end" >>"$work/boots"
 		if [[ $rc -ne 0 ]] || ! grep -q '^END errors=0$' "$res"; then
 			grep '^ERROR' "$res" | head -n 20 >&2 || true
 			tr -d '\r' <"$con" | tail -n 30 | sed 's/^/    /' >&2
@@ -425,6 +428,7 @@ main() {
 		echo "rand=$rand"
 		echo "src=$(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
 		echo "duration=$((SECONDS - t_start))"
+		cat "$work/boots"
 	} >"$out/meta.txt"
 	python3 "$here/report.py" "$out" || bench_die "bench/report.py failed"
 	bench_log "done in $((SECONDS - t_start))s; results in $out"
