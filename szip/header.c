@@ -110,8 +110,13 @@ static int parse_v1(struct szip_info *info, const u8 *p, u64 file_size)
 	return SZIP_OK;
 }
 
-/* Bytes per checksum table entry */
-static u32 csum_entry_size(u8 checksum)
+/**
+ * szip_csum_size() - bytes per checksum table entry in format 2
+ * @checksum: a SZIP_CSUM_* id
+ *
+ * Return: 8 for xxh64, 4 for CRC-32C, 0 without a checksum.
+ */
+u32 szip_csum_size(u8 checksum)
 {
 	switch (checksum) {
 	case SZIP_CSUM_XXH64:
@@ -167,7 +172,7 @@ static int parse_v2(struct szip_info *info, const u8 *p, u64 file_size)
 	info->table_offset = SZIP2_HEADER_SIZE + (u64)info->dict_size;
 	info->csum_offset = info->table_offset + nr_chunks * SZIP2_OFFSET_SIZE;
 	table_end = info->csum_offset +
-		    nr_chunks * csum_entry_size(info->checksum);
+		    nr_chunks * szip_csum_size(info->checksum);
 	if (table_end + nr_chunks > info->total_size)
 		return SZIP_ERR_TABLE;
 	info->data_offset = table_end;

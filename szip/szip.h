@@ -167,6 +167,7 @@ u32 szip_chunk_clen(const struct szip_file *f, u32 i);
 u32 szip_chunk_ulen(const struct szip_info *info, u32 i);
 u64 szip_chunk_csum(const struct szip_file *f, u32 i);
 u64 szip_csum(u8 checksum, const u8 *buf, size_t len);
+u32 szip_csum_size(u8 checksum);
 
 size_t szip_decoder_size(void);
 int szip_decoder_init(struct szip_decoder *d);

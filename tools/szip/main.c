@@ -335,20 +335,16 @@ static int decode_buffer(const char *name, const u8 *buf, size_t len,
 	u32 i, bad = 0;
 	int ret;
 
-	ret = szip_parse_header(&f.info, buf, len, len);
-	if (!ret)
-		ret = szip_check_support(&f.info);
+	ret = szip_open_buffer(&f, buf, len, &bad);
+	if (ret == SZIP_ERR_OFFSETS) {
+		fail(name, "offset table entry %u: %s", bad, szip_strerror(ret));
+		return -1;
+	}
 	if (ret) {
 		fail(name, "%s", szip_strerror(ret));
 		return -1;
 	}
 	*info = f.info;
-	szip_file_set_meta(&f, buf + f.info.dict_offset);
-	ret = szip_check_table(&f, &bad);
-	if (ret) {
-		fail(name, "offset table entry %u: %s", bad, szip_strerror(ret));
-		return -1;
-	}
 	if (!sink)
 		return 0;
 

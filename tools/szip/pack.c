@@ -594,8 +594,7 @@ static size_t tables_end(const struct encoder *e, u32 n, int checksum,
 	}
 	*table = SZIP2_HEADER_SIZE + e->dict_size;
 	*csums = *table + (size_t)n * SZIP2_OFFSET_SIZE;
-	return *csums + (size_t)n * (checksum == SZIP_CSUM_XXH64 ? 8 :
-				     checksum == SZIP_CSUM_CRC32C ? 4 : 0);
+	return *csums + (size_t)n * szip_csum_size((u8)checksum);
 }
 
 /* Compress every chunk after the header, dictionary and tables. */
