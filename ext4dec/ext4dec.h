@@ -139,6 +139,7 @@ extern struct ext4dec_stats ext4dec_stats;
 
 /* main.c */
 extern unsigned int ext4dec_nr_workspaces;
+extern unsigned int ext4dec_readahead_kb;
 __printf(3, 4) void ext4dec_msg(const struct inode *inode, bool error,
 				const char *fmt, ...);
 #define ext4dec_warn(inode, fmt, ...) \
@@ -196,10 +197,24 @@ struct ext4dec_ws {
 	u8 *out;
 };
 
+/**
+ * struct ext4dec_job - work for an inflate worker
+ * @list: entry in the workers' queue
+ * @fn: what to do, called in the worker with the worker's workspace
+ */
+struct ext4dec_job {
+	struct list_head list;
+	void (*fn)(struct ext4dec_job *job, struct ext4dec_ws *ws);
+};
+
 int ext4dec_pool_init(unsigned int count);
 void ext4dec_pool_exit(void);
 struct ext4dec_ws *ext4dec_ws_get(void);
 void ext4dec_ws_put(struct ext4dec_ws *ws);
+int ext4dec_workers_init(unsigned int count);
+void ext4dec_workers_exit(void);
+unsigned int ext4dec_nr_workers(void);
+void ext4dec_queue(struct ext4dec_job *job);
 
 /* sysfs.c */
 int ext4dec_sysfs_init(void);

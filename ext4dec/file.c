@@ -87,12 +87,27 @@ static int ext4dec_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * A readahead window of compressed bytes is a fraction of the uncompressed
+ * one: grow the file's window to at least readahead_kb, so that each read
+ * is worth its wait and the workers have chunks to share.  The open file's
+ * window is set after ->open() (file_ra_state_init()), hence here.
+ */
+static void grow_readahead(struct file *file)
+{
+	unsigned int pages = READ_ONCE(ext4dec_readahead_kb) >> (PAGE_SHIFT - 10);
+
+	if (READ_ONCE(file->f_ra.ra_pages) < pages)
+		WRITE_ONCE(file->f_ra.ra_pages, pages);
+}
+
 static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
 
 	if (!live(file))
 		return file_ei(file)->orig_fop->read_iter(iocb, to);
+	grow_readahead(file);
 	iocb->ki_flags &= ~IOCB_DIRECT;
 	return filemap_read(iocb, to, 0);
 }
@@ -104,6 +119,7 @@ static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
 	if (!live(in))
 		return file_ei(in)->orig_fop->splice_read(in, ppos, pipe, len,
 							  flags);
+	grow_readahead(in);
 	return ext4dec_splice_read(in, ppos, pipe, len, flags);
 }
 
@@ -111,6 +127,7 @@ static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	if (!live(file))
 		return file_ei(file)->orig_fop->mmap(file, vma);
+	grow_readahead(file);
 	return generic_file_readonly_mmap(file, vma);
 }
 

@@ -3,9 +3,10 @@
  * ext4dec: transparent decompression of szip files on ext4.
  *
  * Module load and unload, parameters, logging.  Load order: workspaces,
- * sysfs, then the ext4 hooks (after which inodes can become active).
- * Unload reverses it after every inode is back to its raw state; open
- * files and mappings of active inodes hold module references.
+ * workers, sysfs, then the ext4 hooks (after which inodes can become
+ * active).  Unload reverses it after every inode is back to its raw state
+ * (which waits for the folios that readahead batches hold); open files and
+ * mappings of active inodes hold module references.
  */
 #include "ext4dec.h"
 
@@ -19,7 +20,19 @@ unsigned int ext4dec_nr_workspaces;
 
 module_param_named(workspaces, ext4dec_nr_workspaces, uint, 0444);
 MODULE_PARM_DESC(workspaces,
-		 "Inflate workspaces (about 110 KiB each); 0 = one per possible CPU (default)");
+		 "Inflate workspaces for inline reads; 0 = one per possible CPU (default)");
+
+static int nr_workers = -1;
+
+module_param_named(workers, nr_workers, int, 0444);
+MODULE_PARM_DESC(workers,
+		 "Inflate workers for readahead; 0 = none (inflate inline), -1 = one per online CPU (default)");
+
+unsigned int ext4dec_readahead_kb = 1024;
+
+module_param_named(readahead_kb, ext4dec_readahead_kb, uint, 0644);
+MODULE_PARM_DESC(readahead_kb,
+		 "Readahead window of files opened active, at least (KiB of uncompressed data; default 1024, 0 = the device's)");
 
 /**
  * ext4dec_msg() - log a ratelimited message about an inode
@@ -59,18 +72,23 @@ static int __init ext4dec_init(void)
 	err = ext4dec_pool_init(ext4dec_nr_workspaces);
 	if (err)
 		return err;
-	err = ext4dec_sysfs_init();
+	err = ext4dec_workers_init(nr_workers < 0 ? num_online_cpus() : nr_workers);
 	if (err)
 		goto out_pool_exit;
+	err = ext4dec_sysfs_init();
+	if (err)
+		goto out_workers_exit;
 	err = ext4dec_ext4_init();
 	if (err)
 		goto out_sysfs_exit;
-	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_evict_inode; %u workspaces\n",
-		EXT4DEC_VERSION, ext4dec_nr_workspaces);
+	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_evict_inode; %u workspaces, %u workers\n",
+		EXT4DEC_VERSION, ext4dec_nr_workspaces, ext4dec_nr_workers());
 	return 0;
 
 out_sysfs_exit:
 	ext4dec_sysfs_exit();
+out_workers_exit:
+	ext4dec_workers_exit();
 out_pool_exit:
 	ext4dec_pool_exit();
 	return err;
@@ -80,6 +98,8 @@ static void __exit ext4dec_exit(void)
 {
 	ext4dec_deactivate_all();
 	ext4dec_ext4_exit();
+	/* the last batches may drop the last references (call_rcu) */
+	ext4dec_workers_exit();
 	rcu_barrier();
 	ext4dec_sysfs_exit();
 	ext4dec_pool_exit();

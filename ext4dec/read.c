@@ -3,19 +3,25 @@
  * Address space operations of active inodes: fill the page cache with
  * inflated chunks.
  *
- * readahead() first grows the request to whole chunks, then reads the
- * compressed bytes of a run of chunks with bios through the block map
- * taken at activation (into a private buffer, not through any page cache),
- * inflates each chunk once and fills all of its folios.  read_folio()
- * serves one chunk the same way and fills the chunk's other pages that it
- * can lock without waiting.  A chunk that cannot be read or decoded fails
- * exactly its own folios; the folio contract is followed: uptodate then
- * unlock on success, unlock alone on failure.  Running out of memory for
- * the compressed bytes is no chunk error: readahead leaves the folios to
+ * readahead() first grows the request to whole chunks, then cuts it into
+ * batches of chunks and reads the compressed bytes of each with bios
+ * through the block map taken at activation (into a private buffer, not
+ * through any page cache).  When a batch's bytes are in, an inflate worker
+ * (pool.c) inflates each chunk once and fills all of its folios, while the
+ * reader goes on and the next batches' I/O is in flight; a single chunk is
+ * inflated by the caller itself.  read_folio() serves one chunk
+ * synchronously and fills the chunk's other pages that it can lock
+ * without waiting.  A chunk that cannot be read or decoded fails exactly
+ * its own folios; the folio contract is followed: uptodate then unlock on
+ * success, unlock alone on failure.  Running out of memory for the
+ * compressed bytes is no chunk error: readahead leaves the folios to
  * read_folio(), which fails with ENOMEM.
  *
  * Context: process, called with folios locked, possibly under the mapping's
  * invalidate lock; allocations are GFP_NOFS through memalloc_nofs_save().
+ * A batch holds its folios locked and a reference on the inode's state
+ * until a worker is done with it; truncation, deactivation and eviction
+ * wait for those folio locks.
  */
 #include "ext4dec.h"
 
@@ -27,14 +33,28 @@
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
 
-/* Compressed bytes readahead reads in one go before inflating them */
-#define BATCH_BYTES	SZ_1M
+/* Compressed bytes readahead reads at once, at most */
+#define REQ_BYTES	SZ_2M
+/* Uncompressed bytes inflated by one worker at a time, at most */
+#define BATCH_UBYTES	SZ_256K
 
+/*
+ * A read of raw blocks in flight: @pending counts the bios plus one for
+ * the submitter; @done runs when it drops to zero, possibly in interrupt
+ * context.
+ */
 struct raw_read {
 	atomic_t pending;
-	struct completion done;
+	int err;
 	blk_status_t status;
+	void (*done)(struct raw_read *rr);
 };
+
+static void raw_read_put(struct raw_read *rr)
+{
+	if (atomic_dec_and_test(&rr->pending))
+		rr->done(rr);
+}
 
 static void raw_end_io(struct bio *bio)
 {
@@ -43,8 +63,7 @@ static void raw_end_io(struct bio *bio)
 	if (bio->bi_status)
 		WRITE_ONCE(rr->status, bio->bi_status);
 	bio_put(bio);
-	if (atomic_dec_and_test(&rr->pending))
-		complete(&rr->done);
+	raw_read_put(rr);
 }
 
 static struct page *buf_page(const u8 *p)
@@ -52,21 +71,18 @@ static struct page *buf_page(const u8 *p)
 	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
 }
 
-/* Submit reads of @nr blocks at physical block @pblk into @buf. */
-static void submit_blocks(struct ext4dec_inode *ei, u64 pblk, u64 nr, u8 *buf,
-			  struct raw_read *rr)
+/* Submit reads of @len bytes at @sector of the device into @buf. */
+static void submit_range(struct ext4dec_inode *ei, sector_t sector, size_t len,
+			 u8 *buf, struct raw_read *rr)
 {
-	struct inode *inode = ei->inode;
-	unsigned int bits = inode->i_blkbits;
-	sector_t sector = pblk << (bits - SECTOR_SHIFT);
-	size_t len = nr << bits;
+	struct block_device *bdev = ei->inode->i_sb->s_bdev;
 	struct bio *bio = NULL;
 
 	while (len) {
 		size_t n = min_t(size_t, len, PAGE_SIZE - offset_in_page(buf));
 
 		if (!bio) {
-			bio = bio_alloc(inode->i_sb->s_bdev,
+			bio = bio_alloc(bdev,
 					bio_max_segs(DIV_ROUND_UP(len, PAGE_SIZE) + 1),
 					REQ_OP_READ, GFP_NOIO);
 			bio->bi_iter.bi_sector = sector;
@@ -108,76 +124,122 @@ static u32 find_extent(const struct ext4dec_inode *ei, u64 lblk)
 	return ei->nr_extents;
 }
 
-/* Read logical blocks [@lblk, @lblk + @nr) of the raw file into @buf. */
-static int read_blocks(struct ext4dec_inode *ei, u64 lblk, u64 nr, u8 *buf)
+/**
+ * struct raw_buf - a buffer of raw bytes, in whole device sectors
+ * @buf: the buffer (kvmalloc'ed)
+ * @pos: position in the raw file of its first byte
+ * @len: its length
+ *
+ * The device's logical blocks (usually 512 bytes), not the filesystem's,
+ * are the unit: a random read of a small chunk reads little more than the
+ * chunk.
+ */
+struct raw_buf {
+	u8 *buf;
+	loff_t pos;
+	size_t len;
+};
+
+/*
+ * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len).
+ * -ENOMEM is the caller's to report.
+ */
+static int raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
+			 struct raw_buf *rb)
 {
-	unsigned int bits = ei->inode->i_blkbits;
-	struct raw_read rr = { .pending = ATOMIC_INIT(1) };
-	struct blk_plug plug;
-	u8 *start = buf;
-	size_t bytes = nr << bits;
-	int err = 0;
+	unsigned int lbs = bdev_logical_block_size(ei->inode->i_sb->s_bdev);
 
-	init_completion(&rr.done);
-	if (is_vmalloc_addr(start))
-		flush_kernel_vmap_range(start, bytes);
-	blk_start_plug(&plug);
-	while (nr) {
-		u32 i = find_extent(ei, lblk);
-		const struct ext4dec_extent *e;
-		u64 n;
+	rb->pos = round_down(pos, lbs);
+	rb->len = round_up(pos + len, lbs) - rb->pos;
+	/* power-of-two sizes are naturally aligned, as bios want */
+	rb->buf = kvmalloc(roundup_pow_of_two(max_t(size_t, rb->len, PAGE_SIZE)),
+			   GFP_KERNEL | __GFP_NOWARN);
+	return rb->buf ? 0 : -ENOMEM;
+}
 
-		if (i == ei->nr_extents) {
-			err = -EIO;
-			break;
-		}
-		e = &ei->extents[i];
-		n = min(nr, e->lblk + e->len - lblk);
-		if (e->pblk)
-			submit_blocks(ei, e->pblk + (lblk - e->lblk), n, buf, &rr);
-		else
-			memset(buf, 0, n << bits);
-		buf += n << bits;
-		lblk += n;
-		nr -= n;
-	}
-	blk_finish_plug(&plug);
-	if (!atomic_dec_and_test(&rr.pending))
-		wait_for_completion_io(&rr.done);
-	if (is_vmalloc_addr(start))
-		invalidate_kernel_vmap_range(start, bytes);
-	if (!err)
-		err = blk_status_to_errno(READ_ONCE(rr.status));
-	if (!err)
-		atomic64_add(bytes, &ext4dec_stats.compressed_bytes);
-	return err;
+/* Where raw byte @pos is in @rb */
+static const u8 *raw_buf_at(const struct raw_buf *rb, loff_t pos)
+{
+	return rb->buf + (pos - rb->pos);
 }
 
 /*
- * Read raw bytes [@pos, @pos + @len) into a new buffer (*@buf, to kvfree);
- * *@data points at @pos inside it.  -ENOMEM is the caller's to report.
+ * Start reading @rb; @rr->done() runs once all of it is read.  The caller
+ * holds one count of @rr->pending, to drop with raw_read_put() after this
+ * returns.
  */
-static int read_raw(struct ext4dec_inode *ei, loff_t pos, size_t len,
-		    u8 **buf, const u8 **data)
+static void raw_start(struct ext4dec_inode *ei, struct raw_buf *rb,
+		      struct raw_read *rr)
 {
 	unsigned int bits = ei->inode->i_blkbits;
-	u64 first = pos >> bits, last = (pos + len - 1) >> bits;
-	size_t bytes = (last - first + 1) << bits;
+	loff_t pos = rb->pos;
+	size_t left = rb->len;
+	u8 *buf = rb->buf;
+	struct blk_plug plug;
+
+	if (is_vmalloc_addr(buf))
+		flush_kernel_vmap_range(buf, left);
+	blk_start_plug(&plug);
+	while (left) {
+		u64 lblk = pos >> bits;
+		u32 i = find_extent(ei, lblk);
+		const struct ext4dec_extent *e;
+		size_t n;
+
+		if (i == ei->nr_extents) {
+			rr->err = -EIO;
+			break;
+		}
+		e = &ei->extents[i];
+		n = min_t(u64, left, ((e->lblk + e->len) << bits) - pos);
+		if (e->pblk)
+			submit_range(ei, (((e->pblk + lblk - e->lblk) << bits) +
+					  (pos & ((1 << bits) - 1))) >> SECTOR_SHIFT,
+				     n, buf, rr);
+		else
+			memset(buf, 0, n);
+		buf += n;
+		pos += n;
+		left -= n;
+	}
+	blk_finish_plug(&plug);
+}
+
+/* Once @rr is done (in any context): its error, with @rb made readable. */
+static int raw_finish(struct raw_buf *rb, struct raw_read *rr)
+{
 	int err;
 
-	/* power-of-two sizes are naturally aligned, as bios want */
-	*buf = kvmalloc(roundup_pow_of_two(max_t(size_t, bytes, PAGE_SIZE)),
-			GFP_KERNEL | __GFP_NOWARN);
-	if (!*buf)
-		return -ENOMEM;
-	err = read_blocks(ei, first, last - first + 1, *buf);
-	if (err) {
-		kvfree(*buf);
-		*buf = NULL;
-		return err;
-	}
-	*data = *buf + (pos - (first << bits));
-	return 0;
+	if (is_vmalloc_addr(rb->buf))
+		invalidate_kernel_vmap_range(rb->buf, rb->len);
+	err = rr->err ?: blk_status_to_errno(READ_ONCE(rr->status));
+	if (!err)
+		atomic64_add(rb->len, &ext4dec_stats.compressed_bytes);
+	return err;
+}
+
+struct raw_sync {
+	struct raw_read rr;
+	struct completion done;
+};
+
+static void raw_sync_done(struct raw_read *rr)
+{
+	complete(&container_of(rr, struct raw_sync, rr)->done);
+}
+
+/* Read the blocks of @rb and wait for them. */
+static int raw_read_sync(struct ext4dec_inode *ei, struct raw_buf *rb)
+{
+	struct raw_sync rs = {
+		.rr = { .pending = ATOMIC_INIT(1), .done = raw_sync_done },
+	};
+
+	init_completion(&rs.done);
+	raw_start(ei, rb, &rs.rr);
+	raw_read_put(&rs.rr);
+	wait_for_completion_io(&rs.done);
+	return raw_finish(rb, &rs.rr);
 }
 
 static loff_t chunk_pos(const struct ext4dec_inode *ei, u32 chunk)
@@ -242,26 +304,201 @@ static void fill_folio(struct ext4dec_inode *ei, struct folio *folio,
 	folio_unlock(folio);
 }
 
-/* The last chunk of a batch starting at @first that ends by @limit. */
-static u32 batch_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
+struct ra_req;
+
+/**
+ * struct ra_batch - chunks of a readahead request inflated together
+ * @job: the inflate job, when a worker inflates the batch
+ * @req: the request
+ * @first: first chunk
+ * @last: last chunk
+ * @folio: index of the batch's first folio in @req->folios
+ * @nr_folios: number of its folios (at least one)
+ */
+struct ra_batch {
+	struct ext4dec_job job;
+	struct ra_req *req;
+	u32 first;
+	u32 last;
+	unsigned int folio;
+	unsigned int nr_folios;
+};
+
+/**
+ * struct ra_req - a run of chunks read ahead with one read
+ * @rr: the read of the compressed bytes
+ * @err: its outcome, once it is done
+ * @left: batches not finished; the last one frees the request
+ * @wait: when the readahead caller inflates the request itself, completed
+ *	once the compressed bytes are in
+ * @ei: the inode's state; the request holds a reference
+ * @rb: the compressed bytes of all the chunks
+ * @batch: the batches (kmalloc'ed)
+ * @nr_batches: entries in @batch
+ * @nr_folios: entries in @folios
+ * @folios: the locked folios of the chunks, in order
+ */
+struct ra_req {
+	struct raw_read rr;
+	int err;
+	atomic_t left;
+	struct completion *wait;
+	struct ext4dec_inode *ei;
+	struct raw_buf rb;
+	struct ra_batch *batch;
+	unsigned int nr_batches;
+	unsigned int nr_folios;
+	struct folio *folios[];
+};
+
+static void req_free(struct ra_req *req)
+{
+	ext4dec_put(req->ei);
+	kvfree(req->rb.buf);
+	kfree(req->batch);
+	kfree(req);
+}
+
+/*
+ * Inflate the chunks of @b with @ws and fill and unlock its folios; the
+ * last batch of the request frees it.  The inode may go as soon as the
+ * request's last folio is unlocked: nothing uses it after that.
+ */
+static void batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
+{
+	struct ra_req *req = b->req;
+	struct ext4dec_inode *ei = req->ei;
+	struct folio **folio = req->folios + b->folio;
+	struct folio **end = folio + b->nr_folios;
+	int err = req->err;
+	u32 c;
+
+	for (c = b->first; c <= b->last && folio < end; c++) {
+		const u8 *in = raw_buf_at(&req->rb, szip_chunk_offset(&ei->sf, c));
+		bool ok;
+
+		if (folio_pos(*folio) >= chunk_pos(ei, c + 1))
+			continue;	/* no folio of @c left to fill */
+		if (err)
+			chunk_error(ei, c, "cannot read compressed data");
+		ok = !err && !decode(ei, ws, c, in);
+		for (; folio < end && folio_pos(*folio) < chunk_pos(ei, c + 1); folio++)
+			fill_folio(ei, *folio, ok ? ws->out : NULL, c);
+	}
+	if (atomic_dec_and_test(&req->left))
+		req_free(req);
+}
+
+static void batch_work(struct ext4dec_job *job, struct ext4dec_ws *ws)
+{
+	batch_finish(container_of(job, struct ra_batch, job), ws);
+}
+
+static void req_io_done(struct raw_read *rr)
+{
+	struct ra_req *req = container_of(rr, struct ra_req, rr);
+	unsigned int i, n = req->nr_batches;
+
+	req->err = raw_finish(&req->rb, rr);
+	if (req->wait) {
+		complete(req->wait);
+		return;
+	}
+	/* @req may be freed once its last batch is queued */
+	for (i = 0; i < n; i++)
+		ext4dec_queue(&req->batch[i].job);
+}
+
+/*
+ * The last chunk of a run starting at @first, at most @limit, within
+ * REQ_BYTES of compressed bytes.
+ */
+static u32 req_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
 {
 	u64 start = szip_chunk_offset(&ei->sf, first);
 	u32 last = first;
 
 	while (last < limit &&
 	       szip_chunk_offset(&ei->sf, last + 1) +
-	       szip_chunk_clen(&ei->sf, last + 1) - start <= BATCH_BYTES)
+	       szip_chunk_clen(&ei->sf, last + 1) - start <= REQ_BYTES)
 		last++;
 	return last;
 }
 
+/*
+ * Allocate a request for chunks @first to @last, take their folios from
+ * @rac, starting with *@folio (the next one is left in *@folio), cut it
+ * into batches of at most @per chunks and start reading.  NULL without
+ * memory, *@folio untouched.
+ */
+static struct ra_req *req_start(struct ext4dec_inode *ei,
+				struct readahead_control *rac,
+				struct folio **folio, u32 first, u32 last,
+				u32 per, struct completion *wait)
+{
+	unsigned int max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
+					PAGE_SIZE);
+	loff_t raw = szip_chunk_offset(&ei->sf, first);
+	struct ra_batch *b = NULL;
+	struct ra_req *req;
+
+	req = kmalloc(struct_size(req, folios, max), GFP_KERNEL | __GFP_NOWARN);
+	if (!req)
+		return NULL;
+	req->batch = kmalloc_array(DIV_ROUND_UP(last - first + 1, per),
+				   sizeof(*req->batch), GFP_KERNEL | __GFP_NOWARN);
+	if (!req->batch ||
+	    raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, last) +
+			  szip_chunk_clen(&ei->sf, last) - raw, &req->rb)) {
+		kfree(req->batch);
+		kfree(req);
+		return NULL;
+	}
+	kref_get(&ei->ref);
+	req->ei = ei;
+	req->wait = wait;
+	req->rr = (struct raw_read){ .pending = ATOMIC_INIT(1),
+				     .done = req_io_done };
+	req->nr_folios = 0;
+	req->nr_batches = 0;
+	while (*folio && folio_pos(*folio) < chunk_pos(ei, last + 1) &&
+	       req->nr_folios < max) {
+		u32 c = folio_pos(*folio) / ei->sf.info.chunk_size;
+
+		if (!b || c > b->last) {
+			b = &req->batch[req->nr_batches++];
+			b->job.fn = batch_work;
+			b->req = req;
+			b->first = c;
+			b->last = min(c + per - 1, last);
+			b->folio = req->nr_folios;
+			b->nr_folios = 0;
+		}
+		b->nr_folios++;
+		req->folios[req->nr_folios++] = *folio;
+		*folio = readahead_folio(rac);
+	}
+	atomic_set(&req->left, req->nr_batches);
+	raw_start(ei, &req->rb, &req->rr);
+	return req;
+}
+
+/*
+ * Read ahead whole chunks.  The compressed bytes of the request are read
+ * at once (in runs of at most REQ_BYTES); a request of several chunks is
+ * cut into batches, one per worker, which the workers inflate when the
+ * bytes are in, while the caller goes on (and starts the next readahead).
+ * A single chunk, which a reader is most likely waiting for, is inflated
+ * here, as everything is without workers.
+ */
 static void ext4dec_readahead(struct readahead_control *rac)
 {
 	struct ext4dec_inode *ei = ext4dec_get(rac->mapping->host);
+	unsigned int nofs, workers = ext4dec_nr_workers();
+	u32 csize, req_first, req_last, per;
 	struct folio *folio;
-	unsigned int nofs;
 	loff_t start, end;
-	u32 csize;
+	bool in_caller;
 
 	if (!ei)
 		return;		/* the caller drops the folios left */
@@ -273,16 +510,25 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		    round_up(ei->sf.info.size, PAGE_SIZE));
 	if (end > start)
 		readahead_expand(rac, start, end - start);
+	if (!readahead_count(rac))
+		goto out;
+
+	/* chunks per batch: the request shared among the workers */
+	req_first = readahead_pos(rac) / csize;
+	req_last = min_t(u64, (readahead_pos(rac) + readahead_length(rac) - 1) / csize,
+			 ei->sf.info.nr_chunks - 1);
+	per = DIV_ROUND_UP(req_last - req_first + 1, max(workers, 1U));
+	per = clamp_t(u32, per, 1, max(BATCH_UBYTES / csize, 1U));
+	in_caller = !workers || req_last <= req_first;
 
 	nofs = memalloc_nofs_save();
 	folio = readahead_folio(rac);
 	while (folio) {
-		u32 first = folio_pos(folio) / csize, last = first, c;
-		struct ext4dec_ws *ws = NULL;
-		const u8 *data = NULL;
-		loff_t raw_start;
-		u8 *buf = NULL;
-		int err;
+		u32 first = folio_pos(folio) / csize;
+		DECLARE_COMPLETION_ONSTACK(done);
+		struct ext4dec_ws *ws;
+		struct ra_req *req;
+		unsigned int i, n;
 
 		if (folio_pos(folio) >= ei->sf.info.size) {
 			/* past EOF: a reader that sampled the raw size */
@@ -290,38 +536,30 @@ static void ext4dec_readahead(struct readahead_control *rac)
 			folio = readahead_folio(rac);
 			continue;
 		}
-		if (readahead_count(rac))
-			last = (readahead_pos(rac) + readahead_length(rac) - 1) / csize;
-		last = batch_end(ei, first, min(last, ei->sf.info.nr_chunks - 1));
-		raw_start = szip_chunk_offset(&ei->sf, first);
-		err = read_raw(ei, raw_start,
-			       szip_chunk_offset(&ei->sf, last) +
-			       szip_chunk_clen(&ei->sf, last) - raw_start,
-			       &buf, &data);
-		/*
-		 * Out of memory is no chunk error: readahead is opportunistic,
-		 * read_folio() retries the folios left not uptodate.
-		 */
-		if (err && err != -ENOMEM)
-			chunk_error(ei, first, "cannot read compressed data");
-		else if (!err)
-			ws = ext4dec_ws_get();
-
-		for (c = first; c <= last; c++) {
-			bool ok = !err &&
-				  !decode(ei, ws, c, data + szip_chunk_offset(&ei->sf, c) -
-					  raw_start);
-
-			while (folio && folio_pos(folio) < chunk_pos(ei, c + 1)) {
-				fill_folio(ei, folio, ok ? ws->out : NULL, c);
-				folio = readahead_folio(rac);
-			}
+		req = req_start(ei, rac, &folio, first, req_end(ei, first, req_last),
+				per, in_caller ? &done : NULL);
+		if (!req) {
+			/*
+			 * Out of memory is no chunk error: readahead is
+			 * opportunistic, read_folio() retries the folios left
+			 * not uptodate.
+			 */
+			folio_unlock(folio);
+			folio = readahead_folio(rac);
+			continue;
 		}
-		if (ws)
-			ext4dec_ws_put(ws);
-		kvfree(buf);
+		raw_read_put(&req->rr);
+		if (!in_caller)
+			continue;
+		wait_for_completion_io(&done);
+		ws = ext4dec_ws_get();
+		/* the last batch frees the request */
+		for (i = 0, n = req->nr_batches; i < n; i++)
+			batch_finish(&req->batch[i], ws);
+		ext4dec_ws_put(ws);
 	}
 	memalloc_nofs_restore(nofs);
+out:
 	ext4dec_put(ei);
 }
 
@@ -354,9 +592,8 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 {
 	struct ext4dec_inode *ei = ext4dec_get(folio->mapping->host);
 	struct ext4dec_ws *ws;
-	const u8 *data;
+	struct raw_buf rb;
 	unsigned int nofs;
-	u8 *buf;
 	u32 chunk;
 	int err;
 
@@ -372,22 +609,26 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	}
 	chunk = folio_pos(folio) / ei->sf.info.chunk_size;
 	nofs = memalloc_nofs_save();
-	err = read_raw(ei, szip_chunk_offset(&ei->sf, chunk),
-		       szip_chunk_clen(&ei->sf, chunk), &buf, &data);
-	if (err) {
-		if (err != -ENOMEM)
+	err = raw_buf_alloc(ei, szip_chunk_offset(&ei->sf, chunk),
+			    szip_chunk_clen(&ei->sf, chunk), &rb);
+	if (!err) {
+		err = raw_read_sync(ei, &rb);
+		if (err)
 			chunk_error(ei, chunk, "cannot read compressed data");
+	}
+	if (err) {
 		folio_unlock(folio);
 		goto out;
 	}
 	ws = ext4dec_ws_get();
-	err = decode(ei, ws, chunk, data);
+	err = decode(ei, ws, chunk,
+		     raw_buf_at(&rb, szip_chunk_offset(&ei->sf, chunk)));
 	fill_folio(ei, folio, err ? NULL : ws->out, chunk);
 	if (!err)
 		fill_neighbours(ei, folio, ws->out, chunk);
 	ext4dec_ws_put(ws);
-	kvfree(buf);
 out:
+	kvfree(rb.buf);
 	memalloc_nofs_restore(nofs);
 	ext4dec_put(ei);
 	if (err && err != -ENOMEM)

@@ -4,9 +4,10 @@
  *
  *   version              module version
  *   workspaces           inflate workspaces in the pool
+ *   workers              inflate workers for readahead
  *   active_inodes        inodes served decompressed now
  *   chunks_inflated      chunks decoded successfully
- *   compressed_bytes     compressed bytes read from disk (whole blocks)
+ *   compressed_bytes     compressed bytes read from disk (whole device sectors)
  *   uncompressed_bytes   bytes produced by inflation
  *   read_errors          chunks that failed (I/O or corrupt data)
  *   refusals/<reason>    activations refused, by reason
@@ -70,10 +71,17 @@ static ssize_t workspaces_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", ext4dec_nr_workspaces);
 }
 
+static ssize_t workers_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", ext4dec_nr_workers());
+}
+
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 static struct kobj_attribute workspaces_attr = __ATTR_RO(workspaces);
+static struct kobj_attribute workers_attr = __ATTR_RO(workers);
 
-static struct attribute *main_attrs[ARRAY_SIZE(counters) + 3];
+static struct attribute *main_attrs[ARRAY_SIZE(counters) + 4];
 static struct attribute *refusal_attrs[ARRAY_SIZE(refusals) + 1];
 
 static const struct attribute_group main_group = { .attrs = main_attrs };
@@ -85,6 +93,7 @@ static void fill_attrs(void)
 
 	main_attrs[n++] = &version_attr.attr;
 	main_attrs[n++] = &workspaces_attr.attr;
+	main_attrs[n++] = &workers_attr.attr;
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
 		main_attrs[n++] = &counters[i].attr.attr;
 	for (i = 0; i < ARRAY_SIZE(refusals); i++)
