@@ -62,6 +62,14 @@ static inline void szip_zstd_end(void *zstd)
 {
 }
 
+/* Length of the zstd frame at @in (0 if none is there whole) */
+static inline size_t szip_zstd_frame_size(const u8 *in, size_t len)
+{
+	size_t n = zstd_find_frame_compressed_size(in, len);
+
+	return zstd_is_error(n) ? 0 : n;
+}
+
 void *szip_zstd_dict_new(const u8 *dict, size_t len);
 void szip_zstd_dict_free(void *ddict);
 long szip_zstd_decompress(void *zstd, u8 *out, size_t cap, const u8 *in,

@@ -209,6 +209,9 @@ static int decode_v2(struct szip_decoder *d, const struct szip_file *f,
 	case SZIP_CODEC_ZSTD:
 		if (info->dict_size && !f->zstd_dict)
 			return SZIP_ERR_INTERNAL;	/* not prepared */
+		/* one frame: a second one or bytes after it are corruption */
+		if (szip_zstd_frame_size(in, in_len) != in_len)
+			return SZIP_ERR_CODEC_DATA;
 		n = szip_zstd_decompress(d->zstd, out, ulen, in, in_len,
 					 info->dict_size ? f->zstd_dict : NULL);
 		break;

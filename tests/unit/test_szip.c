@@ -718,6 +718,57 @@ static void test_checksum_values(void)
 	       0xEF46DB3751D8E999ULL, "xxh64(\"\", seed 0) = 0xEF46DB3751D8E999");
 }
 
+/*
+ * A zstd chunk is exactly one frame: the same bytes as two frames, or a
+ * skippable frame before the frame, or a byte after it, are corrupt.
+ */
+static void test_v2_zstd_frames(void)
+{
+	u8 data[8192], chunk[8192], out[8192];
+	struct pack_result res;
+	struct szip_decoder *d;
+	struct szip_file f;
+	size_t a, b;
+	int ok;
+
+	fill_code(data, sizeof(data));
+	if (pack_v2(data, sizeof(data), SZIP_CODEC_ZSTD, 8192, 0,
+		    SZIP_CSUM_NONE, SZIP_FILTER_NONE, &res) ||
+	    szip_open_buffer(&f, res.data, res.len, NULL)) {
+		result(0, "v2 zstd: a one-chunk file to decode frames with");
+		return;
+	}
+	d = malloc(szip_decoder_size());
+	if (!d || szip_decoder_init(d)) {
+		result(0, "v2 zstd: a decoder");
+		free(d);
+		free(res.data);
+		return;
+	}
+	a = ZSTD_compress(chunk, sizeof(chunk), data, 4096, 3);
+	ok = !ZSTD_isError(a) && a < 4000;
+	b = ZSTD_compress(chunk + a, sizeof(chunk) - a, data + 4096, 4096, 3);
+	result(ok && !ZSTD_isError(b) &&
+	       szip_decode_chunk(d, &f, 0, chunk, a + b, out) == SZIP_ERR_CODEC_DATA,
+	       "v2 zstd: a chunk of two frames -> corrupt data");
+
+	a = ZSTD_compress(chunk + 12, sizeof(chunk) - 12, data, 8192, 3);
+	ok = !ZSTD_isError(a);
+	result(ok && !szip_decode_chunk(d, &f, 0, chunk + 12, a, out) &&
+	       !memcmp(out, data, 8192), "v2 zstd: a chunk of one frame decodes");
+	memcpy(chunk, "\x50\x2A\x4D\x18\x04\x00\x00\x00skip", 12);
+	result(ok && szip_decode_chunk(d, &f, 0, chunk, a + 12, out) ==
+	       SZIP_ERR_CODEC_DATA,
+	       "v2 zstd: a skippable frame before the frame -> corrupt data");
+	chunk[12 + a] = 0;
+	result(ok && szip_decode_chunk(d, &f, 0, chunk + 12, a + 1, out) ==
+	       SZIP_ERR_CODEC_DATA, "v2 zstd: a byte after the frame -> corrupt data");
+	szip_file_release(&f);
+	szip_decoder_end(d);
+	free(d);
+	free(res.data);
+}
+
 /* Every v2 header check and table check, from one valid file */
 static void test_v2_malformed(void)
 {
@@ -829,6 +880,7 @@ int main(int argc, char **argv)
 	test_round_trips();
 	test_checksum_values();
 	test_v2_malformed();
+	test_v2_zstd_frames();
 	test_v2_round_trips();
 	test_system_libraries();
 	printf("1..%d\n", nr_tests);

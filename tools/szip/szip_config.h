@@ -66,6 +66,14 @@ static inline void szip_zstd_end(void *zstd)
 	ZSTD_freeDCtx(zstd);
 }
 
+/* Length of the zstd frame at @in (0 if none is there whole) */
+static inline size_t szip_zstd_frame_size(const __u8 *in, size_t len)
+{
+	size_t n = ZSTD_findFrameCompressedSize(in, len);
+
+	return ZSTD_isError(n) ? 0 : n;
+}
+
 static inline void *szip_zstd_dict_new(const __u8 *dict, size_t len)
 {
 	return ZSTD_createDDict(dict, len);
