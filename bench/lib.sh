@@ -114,6 +114,10 @@ bench_all_configs=(
 	"szip-16k-x86 szip --chunk-size=16K,--filter=x86"
 	"szip-16k-x86-dict szip --chunk-size=16K,--filter=x86,--dict"
 	"szip-32k-x86 szip --chunk-size=32K,--filter=x86"
+	"szip2-zlib-128k-x86 szip --format=2,--codec=deflate,--chunk-size=128K,--filter=x86"
+	"szip2-zstd-32k-x86 szip --format=2,--codec=zstd,--chunk-size=32K,--filter=x86"
+	"szip2-zstd-128k-x86 szip --format=2,--codec=zstd,--chunk-size=128K,--filter=x86"
+	"szip2-lz4-64k-x86 szip --format=2,--codec=lz4,--chunk-size=64K,--filter=x86"
 	"sqfs-gzip-16k squashfs -comp,gzip,-b,16K"
 	"sqfs-gzip-128k squashfs -comp,gzip,-b,128K"
 	"sqfs-zstd-128k squashfs -comp,zstd,-b,128K"
@@ -125,10 +129,12 @@ bench_all_configs=(
 )
 # shellcheck disable=SC2034 # used by run-bench.sh
 {
-	# the default run: every kind; szip at 4K, 16K, 32K, with and without
-	# the filter (16K) and the dictionary (16K)
+	# the default run: every kind; szip format 1 at 4K, 16K, 32K, with and
+	# without the filter (16K) and the dictionary (16K); format 2 with zstd
+	# (32K, 128K) and LZ4 (64K)
 	bench_default_configs="ext4 szip-4k-x86 szip-16k szip-16k-x86 szip-16k-x86-dict
-		szip-32k-x86 sqfs-gzip-16k sqfs-gzip-128k sqfs-zstd-128k sqfs-lz4hc-128k
+		szip-32k-x86 szip2-zstd-32k-x86 szip2-zstd-128k-x86 szip2-lz4-64k-x86
+		sqfs-gzip-16k sqfs-gzip-128k sqfs-zstd-128k sqfs-lz4hc-128k
 		erofs-lz4hc-16k erofs-deflate-16k btrfs-zlib btrfs-zstd"
 	# BENCH_QUICK=1: one of each kind
 	bench_quick_configs="ext4 szip-16k-x86 sqfs-gzip-128k erofs-lz4hc-16k btrfs-zlib"

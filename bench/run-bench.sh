@@ -26,14 +26,18 @@
 #                        szip-16k-x86; "" for none)
 #       --quick          1 run, 20 MB/s only, 5 configurations, 200 reads:
 #                        a check of the pipeline, not a measurement
+#       --modparams "P=V ..."  ext4dec module parameters in the guest
+#                        (e.g. "workers=0 readahead_kb=0": inflate inline
+#                        with the device's readahead window)
 #       --mem MB         guest memory (default 2048)
 #       --no-deps        do not apt-get install missing host packages
 #   -v, --verbose        stream the guest console to stderr
 #   -h, --help
 #
 # Environment: BENCH_QUICK=1, BENCH_REPEATS, BENCH_BANDWIDTHS, BENCH_CONFIGS,
-# BENCH_RAND_COUNT, BENCH_TRACE, BENCH_JOBS (parallel packing), BENCH_BOOT_TIMEOUT
-# (seconds per boot, default 3600), EXT4DEC_KVM=1 (KVM instead of TCG),
+# BENCH_RAND_COUNT, BENCH_TRACE, BENCH_MODPARAMS, BENCH_JOBS (parallel
+# packing), BENCH_BOOT_TIMEOUT (seconds per boot, default 3600),
+# EXT4DEC_KVM=1 (KVM instead of TCG),
 # EXT4DEC_CACHE (data, kernels and images; default ~/.cache/ext4dec).
 #
 # Every disk image is its own virtio disk, opened by QEMU with cache=none
@@ -63,6 +67,7 @@ main() {
 	}
 
 	out=$top/build/bench src=$top kspec=${BENCH_KERNEL:-6.12} mem=2048 deps=1 verbose=0
+	modparams=${BENCH_MODPARAMS:-}
 	quick=${BENCH_QUICK:-0}
 	repeats=${BENCH_REPEATS:-} bws=${BENCH_BANDWIDTHS:-} configs=${BENCH_CONFIGS:-}
 	rand=${BENCH_RAND_COUNT:-}
@@ -80,6 +85,7 @@ main() {
 		--trace) need_arg "$@"; trace=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--mem) need_arg "$@"; mem=$2; shift 2 ;;
+		--modparams) need_arg "$@"; modparams=$2; shift 2 ;;
 		--no-deps) deps=0; shift ;;
 		-v | --verbose) verbose=1; shift ;;
 		-h | --help) usage 0 ;;
@@ -241,6 +247,10 @@ main() {
 		[[ -f $K_MODDIR/$f ]] && cp "$K_MODDIR/$f" "$root/lib/modules/$kver/"
 	done
 	depmod -b "$root" "$kver"
+	if [[ -n $modparams ]]; then
+		mkdir -p "$root/etc/modprobe.d"
+		echo "options ext4dec $modparams" >"$root/etc/modprobe.d/ext4dec.conf"
+	fi
 	cp "$here/guest-init.sh" "$root/init"
 	chmod 0755 "$root/init"
 	{
