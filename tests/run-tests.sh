@@ -9,6 +9,9 @@
 #   packaging tests/packaging/      make install/uninstall, DKMS, man pages
 #   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
 #         (the --kernels, then the --debug-kernels: KASAN/lockdep builds)
+#   stress tests/vm/stress.sh      hostile files, concurrency stress and
+#         fault injection in QEMU, on the --debug-kernels and the last of
+#         the --kernels
 #   libxul tests/vm/firefox-demo.sh --quick   Firefox's libxul.so converted
 #         in place in a Debian image and loaded by Firefox, in QEMU on the
 #         last of the --kernels
@@ -17,7 +20,7 @@
 # Options: --fuzz-seconds=N (default 60), --vectors=DIR (default
 # ../shared/vectors/szip next to the project; tests that need it skip
 # visibly when it is absent), --kernels="6.1 6.12" (lint, packaging, vm),
-# --debug-kernels="debug" (vm only; "" for none), --host-only.
+# --debug-kernels="debug" (vm and stress; "" for none), --host-only.
 
 set -u
 
@@ -85,6 +88,8 @@ if [[ $host_only -eq 0 ]]; then
 	run_suite packaging tests/packaging/test-packaging.sh $kernels
 	# shellcheck disable=SC2086
 	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
+	# shellcheck disable=SC2086
+	run_suite stress tests/vm/stress.sh $debug_kernels "${kernels##* }"
 	run_suite libxul tests/vm/firefox-demo.sh --quick -k "${kernels##* }"
 fi
 
