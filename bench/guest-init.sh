@@ -198,8 +198,9 @@ while [ "$rep" -le "$BENCH_REPEATS" ]; do
 done
 
 # Where ext4dec's readahead spends its time: function_graph durations of
-# the direct children of ext4dec_readahead and ext4dec_read_folio during
-# one cold read, summed per function ("TRACE NAME FUNCTION CALLS US").
+# the direct children of ext4dec_readahead, ext4dec_read_folio and the
+# workers' batch_finish during one cold read, summed per function
+# ("TRACE NAME FUNCTION CALLS US").
 T=/sys/kernel/tracing
 if [ -n "$BENCH_TRACE" ]; then
 	mount -t tracefs tracefs "$T" 2>/dev/null
@@ -221,6 +222,8 @@ for name in $BENCH_TRACE; do
 	echo 65536 >"$T/buffer_size_kb"
 	echo 'ext4dec_readahead ext4dec_read_folio' >"$T/set_graph_function" ||
 		err "set_graph_function"
+	# the inflate workers' part of readahead (absent if inlined)
+	echo batch_finish >>"$T/set_graph_function" 2>/dev/null
 	echo 2 >"$T/max_graph_depth"
 	echo 1 >"$T/options/funcgraph-tail"
 	echo function_graph >"$T/current_tracer"
