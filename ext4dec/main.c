@@ -32,7 +32,7 @@ unsigned int ext4dec_readahead_kb = 1024;
 
 module_param_named(readahead_kb, ext4dec_readahead_kb, uint, 0644);
 MODULE_PARM_DESC(readahead_kb,
-		 "Readahead window of files opened active, at least (KiB of uncompressed data; default 1024, 0 = the device's)");
+		 "Readahead window of active files, at least (KiB of uncompressed data; default 1024, 0 = the device's)");
 
 /**
  * ext4dec_msg() - log a ratelimited message about an inode
