@@ -254,14 +254,14 @@ static void chunk_error(struct ext4dec_inode *ei, u32 chunk, const char *what)
 		ext4dec_err(ei->inode, "chunk %u: %s", chunk, what);
 }
 
-/* Inflate @chunk from its compressed bytes @in into @ws->out. */
-static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
-		  const u8 *in)
+/* Inflate @chunk from its compressed bytes @in into @out. */
+static int decode_to(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
+		     const u8 *in, u8 *out)
 {
 	u32 clen = szip_chunk_clen(&ei->sf, chunk);
 	int ret;
 
-	ret = szip_decode_chunk(ws->dec, &ei->sf, chunk, in, clen, ws->out);
+	ret = szip_decode_chunk(ws->dec, &ei->sf, chunk, in, clen, out);
 	if (ret) {
 		chunk_error(ei, chunk, szip_strerror(ret));
 		return -EFSCORRUPTED;
@@ -270,6 +270,21 @@ static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
 	atomic64_add(szip_chunk_ulen(&ei->sf.info, chunk),
 		     &ext4dec_stats.uncompressed_bytes);
 	return 0;
+}
+
+/* Inflate @chunk from its compressed bytes @in into @ws->out. */
+static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
+		  const u8 *in)
+{
+	return decode_to(ei, ws, chunk, in, ws->out);
+}
+
+/* @folio holds its bytes: publish and unlock it. */
+static void folio_done(struct folio *folio)
+{
+	flush_dcache_folio(folio);
+	folio_mark_uptodate(folio);
+	folio_unlock(folio);
 }
 
 /*
@@ -299,9 +314,49 @@ static void fill_folio(struct ext4dec_inode *ei, struct folio *folio,
 		memset(kaddr + k, 0, PAGE_SIZE - k);
 		kunmap_local(kaddr);
 	}
-	flush_dcache_folio(folio);
-	folio_mark_uptodate(folio);
-	folio_unlock(folio);
+	folio_done(folio);
+}
+
+/*
+ * Inflate @chunk straight into its page-cache pages, through a temporary
+ * kernel mapping of them, when @folio[0..] (before @end) starts with
+ * exactly the chunk's pages as base pages: no copy from a workspace.
+ * Return: the number of folios filled (or failed) and unlocked; 0 when
+ * the chunk is to be inflated into @ws->out instead.
+ */
+static unsigned int inflate_in_place(struct ext4dec_inode *ei,
+				     struct ext4dec_ws *ws, u32 chunk,
+				     const u8 *in, struct folio **folio,
+				     struct folio **end)
+{
+	struct page *pages[EXT4DEC_MAX_CHUNK / PAGE_SIZE];
+	size_t ulen = szip_chunk_ulen(&ei->sf.info, chunk);
+	unsigned int i, n = DIV_ROUND_UP(ulen, PAGE_SIZE);
+	pgoff_t index = chunk_pos(ei, chunk) >> PAGE_SHIFT;
+	u8 *dst;
+	int err;
+
+	if (n < 2 || n > ARRAY_SIZE(pages) || end - folio < n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (folio_test_large(folio[i]) || folio[i]->index != index + i)
+			return 0;
+		pages[i] = folio_page(folio[i], 0);
+	}
+	dst = vm_map_ram(pages, n, NUMA_NO_NODE);
+	if (!dst)
+		return 0;
+	err = decode_to(ei, ws, chunk, in, dst);
+	if (!err)
+		memset(dst + ulen, 0, n * PAGE_SIZE - ulen);
+	vm_unmap_ram(dst, n);
+	for (i = 0; i < n; i++) {
+		if (err)
+			folio_unlock(folio[i]);	/* not uptodate: read_folio() */
+		else
+			folio_done(folio[i]);
+	}
+	return n;
 }
 
 struct ra_req;
@@ -379,8 +434,16 @@ static void batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 
 		if (folio_pos(*folio) >= chunk_pos(ei, c + 1))
 			continue;	/* no folio of @c left to fill */
-		if (err)
+		if (err) {
 			chunk_error(ei, c, "cannot read compressed data");
+		} else {
+			unsigned int n = inflate_in_place(ei, ws, c, in, folio, end);
+
+			if (n) {
+				folio += n;
+				continue;
+			}
+		}
 		ok = !err && !decode(ei, ws, c, in);
 		for (; folio < end && folio_pos(*folio) < chunk_pos(ei, c + 1); folio++)
 			fill_folio(ei, *folio, ok ? ws->out : NULL, c);
@@ -391,7 +454,11 @@ static void batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 
 static void batch_work(struct ext4dec_job *job, struct ext4dec_ws *ws)
 {
+	/* as in readahead: no reclaim into filesystems while folios are locked */
+	unsigned int nofs = memalloc_nofs_save();
+
 	batch_finish(container_of(job, struct ra_batch, job), ws);
+	memalloc_nofs_restore(nofs);
 }
 
 static void req_io_done(struct raw_read *rr)
