@@ -182,5 +182,21 @@ v2_convert() {
 }
 check "format_2_zstd_xxh64_convert_and_back" v2_convert
 
-echo "1..$n"
-[ "$failed" = 0 ]
+# packed_as PATTERN OPTS...: ext4dec-compress OPTS of a copy of busybox (an
+# x86 ELF file), whose raw szip -l line (compressed uncompressed ratio chunks
+# chunk dict filter wbits codec csum name) matches PATTERN; then back
+packed_as() {
+	pattern=$1
+	shift
+	f=$top/packed
+	cp /bin/busybox "$f" && s=$(sha "$f") &&
+	ext4dec-compress "$@" "$f" && [ "$(sha "$f")" = "$s" ] &&
+	chattr -c "$f" && szip -l "$f" >/tmp/list.out && chattr +c "$f" &&
+	cat /tmp/list.out && ext4dec-decompress "$f" && [ "$(sha "$f")" = "$s" ] &&
+	grep -Eq "$pattern" /tmp/list.out && rm "$f"
+}
+check "default_is_format_2_zstd_32k_x86" \
+	packed_as ' 32768 +0 +x86 +- +zstd +- ' -1
+check "format_1_on_request" packed_as ' 16384 +0 +x86 +-15 +deflate +- ' --format=1 -1
+check "codec_on_request_uses_szip_defaults" \
+	packed_as ' 16384 +0 +x86 +- +lz4 +- ' --codec=lz4 -1
