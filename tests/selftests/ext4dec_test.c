@@ -34,24 +34,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../lib/testlib.h"
+
 #define MiB		(1024 * 1024)
 
 enum result { PASS, FAIL, SKIP };
 
 static const char *dir;
 static char skip_reason[256];
-
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -80,57 +70,6 @@ static char *path(const char *name)
 	return p;
 }
 
-static int run(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-/* Deterministic, compressible data that looks a bit like code. */
-static void gen_data(unsigned char *p, size_t n, uint64_t seed)
-{
-	static const char *const words[] = {
-		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
-		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
-	};
-	size_t i = 0;
-
-	rng_state = seed | 1;
-	while (i < n) {
-		uint64_t r = rng();
-
-		if (r % 5 == 0) {
-			p[i++] = (unsigned char)(r >> 8);
-			if (i < n && r % 3 == 0)
-				p[i++] = 0xE8;
-			continue;
-		}
-		const char *w = words[(r >> 16) % 16];
-
-		for (size_t k = 0; w[k] && i < n; k++)
-			p[i++] = w[k];
-	}
-}
-
 static int write_file(const char *name, const void *buf, size_t n)
 {
 	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -142,70 +81,6 @@ static int write_file(const char *name, const void *buf, size_t n)
 	if (close(fd) || w != (ssize_t)n)
 		return -1;
 	return 0;
-}
-
-static unsigned char *read_all(const char *name, size_t *n)
-{
-	struct stat st;
-	unsigned char *buf;
-	size_t done = 0;
-	int fd = open(name, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &st)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	buf = malloc(st.st_size + 1);
-	while (buf) {
-		ssize_t r = read(fd, buf + done, st.st_size + 1 - done);
-
-		if (r <= 0) {
-			if (r < 0) {
-				free(buf);
-				buf = NULL;
-			}
-			break;
-		}
-		done += r;
-	}
-	close(fd);
-	*n = done;
-	return buf;
-}
-
-static int change_flags(const char *name, int add, int remove)
-{
-	int fd = open(name, O_RDONLY | O_NONBLOCK);
-	int flags, ret = 0;
-
-	if (fd < 0)
-		return errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
-		ret = errno;
-	} else {
-		flags = (flags | add) & ~remove;
-		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
-			ret = errno;
-	}
-	close(fd);
-	return ret;
-}
-
-static long long counter(const char *name)
-{
-	char p[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/sys/kernel/ext4dec/%s", name);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static void drop_caches(void)

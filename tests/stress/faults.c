@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/testlib.h"
+
 #define PAGE		4096UL
 #define MAX_DIAG	30
 #define DBG		"/sys/kernel/debug"
@@ -88,18 +90,6 @@ static struct tfile tfiles[] = {
 
 /* counts for the summary */
 static long injected, clean_errors, successes, verify_reads, sigbus, eio;
-
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
@@ -151,54 +141,6 @@ static char *fpath(const char *name)
 	return p;
 }
 
-static uint64_t rng_state = 1;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static void gen_data(uint8_t *p, size_t n, uint64_t seed)
-{
-	static const char *const words[] = {
-		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
-		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
-	};
-	size_t i = 0;
-
-	rng_state = seed * 0x9E3779B97F4A7C15ULL | 1;
-	while (i < n) {
-		uint64_t r = rng();
-		const char *w;
-
-		if (r % 5 == 0) {
-			p[i++] = (uint8_t)(r >> 8);
-			if (i < n && r % 3 == 0)
-				p[i++] = 0xE8;
-			continue;
-		}
-		w = words[(r >> 16) % 16];
-		for (size_t k = 0; w[k] && i < n; k++)
-			p[i++] = (uint8_t)w[k];
-	}
-}
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int s;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	s = system(cmd);
-	return s == -1 || !WIFEXITED(s) ? -1 : WEXITSTATUS(s);
-}
-
 static int write_file(const char *name, const void *p, size_t n)
 {
 	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -210,75 +152,6 @@ static int write_file(const char *name, const void *p, size_t n)
 	if (fsync(fd) || close(fd) || w != (ssize_t)n)
 		return -1;
 	return 0;
-}
-
-static uint8_t *read_fd(int fd, size_t *n)
-{
-	struct stat sb;
-	uint8_t *p;
-	size_t done = 0;
-
-	if (fstat(fd, &sb))
-		return NULL;
-	p = malloc(sb.st_size + 1);
-	while (p) {
-		ssize_t r = pread(fd, p + done, sb.st_size + 1 - done, done);
-
-		if (r < 0) {
-			free(p);
-			return NULL;
-		}
-		if (!r)
-			break;
-		done += r;
-	}
-	*n = done;
-	return p;
-}
-
-static int flags_of(const char *name, int *flags)
-{
-	int fd = open(name, O_RDONLY | O_NONBLOCK), ret = 0;
-
-	if (fd < 0)
-		return errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, flags))
-		ret = errno;
-	close(fd);
-	return ret;
-}
-
-static int set_compr(const char *name, bool on)
-{
-	int fd = open(name, O_RDONLY | O_NONBLOCK), flags, ret = 0;
-
-	if (fd < 0)
-		return errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
-		ret = errno;
-	} else {
-		flags = on ? flags | FS_COMPR_FL : flags & ~FS_COMPR_FL;
-		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
-			ret = errno;
-	}
-	close(fd);
-	return ret;
-}
-
-static long long counter(const char *name)
-{
-	char p[128];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/sys/kernel/ext4dec/%s", name);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static bool wanted(const char *key)
@@ -487,7 +360,7 @@ static void sweep_activate_chattr(const struct tfile *f, unsigned int *points)
 		close(fd);
 		if (err) {
 			clean_error(err, "chattr +c", f);
-			if (!flags_of(name, &flags) && (flags & FS_COMPR_FL))
+			if (!get_flags(name, &flags) && (flags & FS_COMPR_FL))
 				fail("%s: chattr +c failed (%s) but set the flag",
 				     f->name, strerror(err));
 			err = set_compr(name, true);
@@ -947,14 +820,6 @@ static int setup(void)
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 #define TEST(name, cond, ...)						\
 	do {								\
 		int before = failures;					\
@@ -1105,15 +970,9 @@ usage:
 			last = sh->progress;
 			seen = now();
 		} else if (now() - seen > stall) {
-			int fd = open("/proc/sysrq-trigger", O_WRONLY);
-
 			diag("no progress for %lu s at %s: a stuck folio lock? blocked tasks in dmesg",
 			     stall, sh->where);
-			if (fd >= 0) {
-				if (write(fd, "w", 1) != 1)
-					diag("sysrq: %s", strerror(errno));
-				close(fd);
-			}
+			show_blocked_tasks();
 			kill(pid, SIGKILL);
 			printf("not ok 1 faults_no_hang\n");
 			return 1;

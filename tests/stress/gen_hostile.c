@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "szref.h"
+#include "../lib/testlib.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -129,17 +130,6 @@ static struct buf buf_copy(const struct buf *b)
 	return c;
 }
 
-static u64 rng_state = 1;
-
-static u64 rng(void)
-{
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
 static u32 rnd(u32 n)
 {
 	return n ? (u32)(rng() % n) : 0;
@@ -156,7 +146,7 @@ static u8 *gen_code(size_t n, u64 seed)
 	u8 *p = xmalloc(n);
 	size_t i = 0;
 
-	rng_state = seed * 0x9E3779B97F4A7C15ULL | 1;
+	rng_seed(seed);
 	while (i < n) {
 		u64 r = rng();
 		const char *w;

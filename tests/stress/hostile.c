@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "szref.h"
+#include "../lib/testlib.h"
 
 #define PAGE		4096UL
 /* files larger than this are read in samples */
@@ -86,18 +87,6 @@ static const char *cur_name, *cur_what;
 static int cur_class;
 static bool cur_failed;
 
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
 static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
 	char msg[512];
@@ -121,37 +110,6 @@ static void progress(const char *fmt, ...)
 	vsnprintf(sh->where, sizeof(sh->where), fmt, ap);
 	va_end(ap);
 	__atomic_fetch_add(&sh->progress, 1, __ATOMIC_RELAXED);
-}
-
-static u64 rng_state;
-
-static u64 rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static u8 *load(const char *name, size_t *len)
-{
-	struct stat st;
-	u8 *p;
-	int fd = open(name, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &st)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	p = malloc(st.st_size + 1);
-	if (p && read(fd, p, st.st_size) != st.st_size) {
-		free(p);
-		p = NULL;
-	}
-	close(fd);
-	*len = st.st_size;
-	return p;
 }
 
 static bool zero_block(const u8 *p, size_t n)
@@ -190,35 +148,6 @@ static int copy_in(const char *name, const u8 *p, size_t n, int mode)
 err:
 	close(fd);
 	return -1;
-}
-
-static int get_flags(const char *name, int *flags)
-{
-	int fd = open(name, O_RDONLY | O_NONBLOCK), ret = 0;
-
-	if (fd < 0)
-		return errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, flags))
-		ret = errno;
-	close(fd);
-	return ret;
-}
-
-static int add_compr(const char *name)
-{
-	int fd = open(name, O_RDONLY | O_NONBLOCK), flags, ret = 0;
-
-	if (fd < 0)
-		return errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
-		ret = errno;
-	} else {
-		flags |= FS_COMPR_FL;
-		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
-			ret = errno;
-	}
-	close(fd);
-	return ret;
 }
 
 static bool bad_at(const struct ref *r, u64 pos)
@@ -467,7 +396,7 @@ static void check_refused(const u8 *raw, size_t n, const char *name)
 
 	if (get_flags(name, &flags) || (flags & FS_COMPR_FL))
 		fail("refused, but +c is set");
-	back = load(name, &len);
+	back = read_all(name, &len);
 	if (!back || len != n || memcmp(back, raw, n))
 		fail("refused, but does not read back raw (%zu bytes of %zu)",
 		     back ? len : 0, n);
@@ -496,7 +425,7 @@ static void run_one(unsigned long idx, const char *name, const char *act,
 	snprintf(src, sizeof(src), "%s/%s", srcdir, name);
 	snprintf(dst, sizeof(dst), "%s/%s", dstdir, name);
 	inc(files);
-	raw = load(src, &n);
+	raw = read_all(src, &n);
 	if (!raw) {
 		fail("cannot read %s", src);
 		return;
@@ -521,7 +450,7 @@ static void run_one(unsigned long idx, const char *name, const char *act,
 		goto out;
 	}
 	progress("%s: chattr +c", name);
-	err = add_compr(dst);
+	err = set_compr(dst, 1);
 	if (!err) {
 		inc(activated);
 		if (r.act == REF_REFUSE)
@@ -581,7 +510,7 @@ static int run_all(unsigned long worker, unsigned long jobs)
 		cur_what = what;
 		cur_class = class_of(what);
 		cur_failed = false;
-		rng_state = (seed + idx) * 0x9E3779B97F4A7C15ULL | 1;
+		rng_seed(seed + idx);
 		run_one(idx - 1, name, act, size, nr_bad, hash, buf, cap);
 	}
 	fclose(m);
@@ -589,14 +518,6 @@ static int run_all(unsigned long worker, unsigned long jobs)
 	free(dec);
 	free(buf);
 	return 0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -665,15 +586,9 @@ usage:
 			last = sh->progress;
 			seen = now();
 		} else if (now() - seen > stall) {
-			int fd = open("/proc/sysrq-trigger", O_WRONLY);
-
 			diag("no progress for %lu s at %s: blocked tasks in dmesg",
 			     stall, sh->where);
-			if (fd >= 0) {
-				if (write(fd, "w", 1) != 1)
-					diag("sysrq: %s", strerror(errno));
-				close(fd);
-			}
+			show_blocked_tasks();
 			for (unsigned long w = 0; w < jobs; w++)
 				kill(pids[w], SIGKILL);
 			printf("not ok 1 hostile_files_no_hang\n1..1\n");

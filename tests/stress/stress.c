@@ -56,6 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/testlib.h"
+
 #define PAGE		4096UL
 #define MAX_DIAG	20
 #define CGROUP		"/sys/fs/cgroup/ext4dec-stress"
@@ -96,18 +98,6 @@ struct stats {
 static struct stats *st;
 static const char *dir;
 
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
 #define add(field, n)	__atomic_fetch_add(&st->field, (n), __ATOMIC_RELAXED)
 
 static void __attribute__((format(printf, 1, 2))) problem(const char *fmt, ...)
@@ -127,16 +117,6 @@ static bool stopping(void)
 	return __atomic_load_n(&st->stop, __ATOMIC_RELAXED);
 }
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
 static char *fpath(const char *name)
 {
 	static char bufs[4][512];
@@ -147,45 +127,11 @@ static char *fpath(const char *name)
 	return p;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void nap(long ms)
 {
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-/* Compressible bytes that look like code. */
-static void gen_data(uint8_t *p, size_t n, uint64_t seed)
-{
-	static const char *const words[] = {
-		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
-		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
-	};
-	size_t i = 0;
-
-	rng_state = seed * 0x9E3779B97F4A7C15ULL | 1;
-	while (i < n) {
-		uint64_t r = rng();
-		const char *w;
-
-		if (r % 5 == 0) {
-			p[i++] = (uint8_t)(r >> 8);
-			if (i < n && r % 3 == 0)
-				p[i++] = 0xE8;
-			continue;
-		}
-		w = words[(r >> 16) % 16];
-		for (size_t k = 0; w[k] && i < n; k++)
-			p[i++] = (uint8_t)w[k];
-	}
 }
 
 static int write_all(const char *name, const void *p, size_t n, int flags)
@@ -199,73 +145,6 @@ static int write_all(const char *name, const void *p, size_t n, int flags)
 	if (close(fd) || w != (ssize_t)n)
 		return -1;
 	return 0;
-}
-
-static uint8_t *read_all(const char *name, size_t *n)
-{
-	struct stat sb;
-	uint8_t *p;
-	int fd = open(name, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &sb)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	p = malloc(sb.st_size + 1);
-	if (p && read(fd, p, sb.st_size + 1) != sb.st_size) {
-		free(p);
-		p = NULL;
-	}
-	close(fd);
-	*n = sb.st_size;
-	return p;
-}
-
-static int set_compr(const char *name, bool on)
-{
-	int fd = open(name, O_RDONLY | O_NONBLOCK), flags, ret = 0;
-
-	if (fd < 0)
-		return errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
-		ret = errno;
-	} else {
-		flags = on ? flags | FS_COMPR_FL : flags & ~FS_COMPR_FL;
-		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
-			ret = errno;
-	}
-	close(fd);
-	return ret;
-}
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int s;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	s = system(cmd);
-	return s == -1 || !WIFEXITED(s) ? -1 : WEXITSTATUS(s);
-}
-
-static long long counter(const char *name)
-{
-	char p[128];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/sys/kernel/ext4dec/%s", name);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static void write_str(const char *name, const char *s)

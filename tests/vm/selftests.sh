@@ -18,13 +18,10 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
 series=("$@")
 [[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
-pass=0 fail=0 skip=0
+# shellcheck source=tests/vm/suite.sh
+. tests/vm/suite.sh
 
-# the module's sources only, so the harness copies little
-src=build/module-src
-rm -rf "$src"
-mkdir -p "$src"
-cp -r Kbuild dkms.conf include szip ext4dec "$src/"
+suite_module_src build/module-src
 
 # the payload: the selftests' scripts and the conversion scripts
 payload=build/vm-payload
@@ -35,30 +32,12 @@ cp -L scripts/ext4dec-compress scripts/ext4dec-decompress \
 	scripts/ext4dec-status "$payload/bin/"
 
 for s in "${series[@]}"; do
-	out=build/vm/$s
-	rm -rf "$out"
-	mkdir -p "$out"
-	start=$SECONDS
 	# the debug kernel (KASAN, lockdep...) runs about 3x slower under TCG
 	limit=1500
 	[[ $s != debug* ]] || limit=3000
-	tests/vm/run-vm.sh -k "$s" -p "$payload" --module-src "$src" \
+	suite_boot vm "$s" "build/vm/$s" -p "$payload" --module-src build/module-src \
 		--bin tools/szip/szip --bin build/selftests/ext4dec_test \
-		--modules "loop xts cts sha512" \
-		-t "$limit" -o "$out/run" >"$out/tap" 2>"$out/log"
-	rc=$?
-	p=$(grep -E '^ok ' "$out/tap" | grep -vc '# SKIP')
-	f=$(grep -c '^not ok' "$out/tap")
-	k=$(grep -E '^ok ' "$out/tap" | grep -c '# SKIP')
-	kver=$(sed -n 's/^ext4dec-vm: kernel: //p' "$out/log" | head -n 1)
-	echo "# vm $s (${kver:-kernel unknown}): $p passed, $f failed, $k skipped in $((SECONDS - start)) s"
-	sed 's/^/# /' "$out/tap" | grep -vE '^# (ok|TAP|1\.\.)' | sed "s/^# not ok/not ok [$s]/"
-	if [[ $rc -ne 0 ]]; then
-		grep -E '^ext4dec-vm: (  |result|error)' "$out/log" | sed 's/^/# /'
-		[[ $f -gt 0 ]] || f=1
-	fi
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
+		--modules "loop xts cts sha512" -t "$limit"
 done
 
-echo "# vm: $pass passed, $fail failed, $skip skipped"
-[[ $fail -eq 0 ]]
+suite_end vm

@@ -37,7 +37,6 @@ for arg in "$@"; do
 	esac
 done
 [[ ${#series[@]} -gt 0 ]] || series=(debug 6.12)
-pass=0 fail=0 skip=0
 out=build/stress
 
 # --- host side: programs and hostile files ----------------------------------
@@ -83,17 +82,13 @@ if ! "$out/gen_hostile" "$payload/hostile" "$mutations" 1 >"$out/gen.log" 2>&1; 
 fi
 sed 's/^/# /' "$out/gen.log"
 
-# the module's sources only, so the harness copies little
+# shellcheck source=tests/vm/suite.sh
+. tests/vm/suite.sh
 src=$out/module-src
-rm -rf "$src"
-mkdir -p "$src"
-cp -r Kbuild dkms.conf include szip ext4dec "$src/"
+suite_module_src "$src"
 
 # --- per kernel ----------------------------------------------------------------
 for s in "${series[@]}"; do
-	dir=$out/$s
-	rm -rf "$dir"
-	mkdir -p "$dir"
 	append=() secs=120 hostile_opts="-j 2" fault_opts=""
 	case $s in
 	debug*)
@@ -109,24 +104,10 @@ for s in "${series[@]}"; do
 		echo "STRESS_HOSTILE_OPTS=\"$hostile_opts\""
 		echo "STRESS_FAULT_OPTS=\"$fault_opts\""
 	} >"$payload/stress.conf"
-	start=$SECONDS
-	tests/vm/run-vm.sh -k "$s" -p "$payload" --module-src "$src" \
+	suite_boot stress "$s" "$out/$s" -p "$payload" --module-src "$src" \
 		--bin tools/szip/szip --bin "$out/ext4dec_hostile" \
 		--bin "$out/ext4dec_stress" --bin "$out/ext4dec_faults" \
-		"${append[@]}" -t 1500 -o "$dir/run" >"$dir/tap" 2>"$dir/log"
-	rc=$?
-	p=$(grep -E '^ok ' "$dir/tap" | grep -vc '# SKIP')
-	f=$(grep -c '^not ok' "$dir/tap")
-	k=$(grep -E '^ok ' "$dir/tap" | grep -c '# SKIP')
-	kver=$(sed -n 's/^ext4dec-vm: kernel: //p' "$dir/log" | head -n 1)
-	echo "# stress $s (${kver:-kernel unknown}): $p passed, $f failed, $k skipped in $((SECONDS - start)) s"
-	sed 's/^/# /' "$dir/tap" | grep -vE '^# (ok|TAP|1\.\.)' | sed "s/^# not ok/not ok [$s]/"
-	if [[ $rc -ne 0 ]]; then
-		grep -E '^ext4dec-vm: (  |result|error)' "$dir/log" | sed 's/^/# /'
-		[[ $f -gt 0 ]] || f=1
-	fi
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
+		"${append[@]}" -t 1500
 done
 
-echo "# stress: $pass passed, $fail failed, $skip skipped"
-[[ $fail -eq 0 ]]
+suite_end stress
