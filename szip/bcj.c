@@ -14,6 +14,27 @@ static bool x86_ms_byte(u8 b)
 	return b == 0x00 || b == 0xFF;
 }
 
+/*
+ * Index of the first E8 or E9 byte (call, jmp) in @buf[@k..@end), or @end.
+ * Eight bytes at a time: clearing bit 0 of each byte and XORing it with
+ * E8 makes exactly those bytes zero, and (v - 0x01..01) & ~v & 0x80..80
+ * is nonzero if and only if a byte of v is zero.
+ */
+static size_t bcj_x86_next(const u8 *buf, size_t k, size_t end)
+{
+	const u64 ones = 0x0101010101010101ULL;
+
+	for (; k + 8 <= end; k += 8) {
+		u64 v = (szip_le64(buf + k) & ~ones) ^ (0xE8 * ones);
+
+		if ((v - ones) & ~v & (ones << 7))
+			break;
+	}
+	while (k < end && (buf[k] & 0xFE) != 0xE8)
+		k++;
+	return k;
+}
+
 static void bcj_x86(u8 *buf, size_t len, u32 pos, bool encode)
 {
 	static const bool allowed[8] = { 1, 1, 1, 0, 1, 0, 0, 0 };
@@ -21,14 +42,13 @@ static void bcj_x86(u8 *buf, size_t len, u32 pos, bool encode)
 	u32 mask = 0, prev = 0;
 	size_t k = 0;
 
-	while (k + 5 <= len) {
+	if (len < 5)
+		return;
+	/* an opcode at k needs its 4-byte operand: k < len - 4 */
+	while ((k = bcj_x86_next(buf, k, len - 4)) < len - 4) {
 		u32 here, gap, v, d;
-		u8 b = buf[k];
+		u8 b;
 
-		if (b != 0xE8 && b != 0xE9) {
-			k++;
-			continue;
-		}
 		here = pos + (u32)k;
 		gap = here - prev;
 		prev = here;
