@@ -224,7 +224,8 @@ for name in $BENCH_TRACE; do
 		err "set_graph_function"
 	# the inflate workers' part of readahead (absent if inlined)
 	echo batch_finish >>"$T/set_graph_function" 2>/dev/null
-	echo 2 >"$T/max_graph_depth"
+	# depth 3: decode() inside inflate_in_place()
+	echo 3 >"$T/max_graph_depth"
 	echo 1 >"$T/options/funcgraph-tail"
 	echo function_graph >"$T/current_tracer"
 	: >"$T/trace"

@@ -460,7 +460,7 @@ def main():
             p("")
             p("One cold sequential read of %s per configuration, traced with function_graph "
               "(set_graph_function ext4dec_readahead ext4dec_read_folio batch_finish, depth "
-              "2) after the timed runs; tracing adds some overhead.  Seconds, summed over "
+              "3) after the timed runs; tracing adds some overhead.  Seconds, summed over "
               "calls (calls in parentheses); the workers' time overlaps the reader's." % main_file)
             p("")
             p("| configuration | bandwidth | read wall s | readahead (reader) | req_start: "
@@ -490,7 +490,8 @@ def main():
             p("req_start: buffer allocation and bio submission (the reader does not wait "
               "for the bytes: workers inflate when they are in).  decode and fill_folio "
               "are counted wherever they run (workers, or the reader for a single chunk "
-              "and read_folio).  The reader's own time outside readahead (copy_to_user, "
+              "and read_folio); a chunk whose pages are all in its batch is inflated "
+              "straight into them, with no copy.  The reader's own time outside readahead (copy_to_user, "
               "page-cache lookups in filemap_read) is the read's wall time minus its "
               "waits.")
             p("")

@@ -254,9 +254,9 @@ static void chunk_error(struct ext4dec_inode *ei, u32 chunk, const char *what)
 		ext4dec_err(ei->inode, "chunk %u: %s", chunk, what);
 }
 
-/* Inflate @chunk from its compressed bytes @in into @out. */
-static int decode_to(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
-		     const u8 *in, u8 *out)
+/* Inflate @chunk from its compressed bytes @in into @out, with @ws's decoder. */
+static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
+		  const u8 *in, u8 *out)
 {
 	u32 clen = szip_chunk_clen(&ei->sf, chunk);
 	int ret;
@@ -270,13 +270,6 @@ static int decode_to(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
 	atomic64_add(szip_chunk_ulen(&ei->sf.info, chunk),
 		     &ext4dec_stats.uncompressed_bytes);
 	return 0;
-}
-
-/* Inflate @chunk from its compressed bytes @in into @ws->out. */
-static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
-		  const u8 *in)
-{
-	return decode_to(ei, ws, chunk, in, ws->out);
 }
 
 /* @folio holds its bytes: publish and unlock it. */
@@ -346,7 +339,7 @@ static unsigned int inflate_in_place(struct ext4dec_inode *ei,
 	dst = vm_map_ram(pages, n, NUMA_NO_NODE);
 	if (!dst)
 		return 0;
-	err = decode_to(ei, ws, chunk, in, dst);
+	err = decode(ei, ws, chunk, in, dst);
 	if (!err)
 		memset(dst + ulen, 0, n * PAGE_SIZE - ulen);
 	vm_unmap_ram(dst, n);
@@ -444,7 +437,7 @@ static void batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 				continue;
 			}
 		}
-		ok = !err && !decode(ei, ws, c, in);
+		ok = !err && !decode(ei, ws, c, in, ws->out);
 		for (; folio < end && folio_pos(*folio) < chunk_pos(ei, c + 1); folio++)
 			fill_folio(ei, *folio, ok ? ws->out : NULL, c);
 	}
@@ -689,7 +682,7 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	}
 	ws = ext4dec_ws_get();
 	err = decode(ei, ws, chunk,
-		     raw_buf_at(&rb, szip_chunk_offset(&ei->sf, chunk)));
+		     raw_buf_at(&rb, szip_chunk_offset(&ei->sf, chunk)), ws->out);
 	fill_folio(ei, folio, err ? NULL : ws->out, chunk);
 	if (!err)
 		fill_neighbours(ei, folio, ws->out, chunk);
