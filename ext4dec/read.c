@@ -342,6 +342,8 @@ static unsigned int inflate_in_place(struct ext4dec_inode *ei,
 	err = decode(ei, ws, chunk, in, dst);
 	if (!err)
 		memset(dst + ulen, 0, n * PAGE_SIZE - ulen);
+	/* where caches alias, write back what went through this mapping */
+	flush_kernel_vmap_range(dst, n * PAGE_SIZE);
 	vm_unmap_ram(dst, n);
 	for (i = 0; i < n; i++) {
 		if (err)
