@@ -165,10 +165,20 @@ check "module_not_loaded_refused" sh -c "rmmod ext4dec &&
 
 decompress_lib() { ext4dec-decompress -r -v "$top/lib" && verify_lib -; }
 check "decompress_recursive_restores_files" decompress_lib
-check "decompress_without_module_uses_raw_szip" sh -c "
-	ext4dec-compress '$top/plain' && s=\$(sha256sum < /bin/busybox) &&
-	rmmod ext4dec && ext4dec-decompress '$top/plain'; rc=\$?; modprobe ext4dec;
-	[ \$rc = 0 ] && [ \"\$(sha256sum < '$top/plain')\" = \"\$s\" ]"
+# raw_decompress OPTS...: ext4dec-compress OPTS, then ext4dec-status and
+# ext4dec-decompress without the module (from the raw szip bytes)
+raw_decompress() {
+	ext4dec-compress "$@" "$top/plain" && s=$(sha /bin/busybox) &&
+	rmmod ext4dec && ext4dec-status "$top" >/tmp/status.out &&
+	ext4dec-decompress "$top/plain"
+	rc=$?
+	modprobe ext4dec
+	cat /tmp/status.out
+	[ "$rc" = 0 ] && [ "$(sha "$top/plain")" = "$s" ] &&
+		grep -q "^raw .*$top/plain\$" /tmp/status.out
+}
+check "decompress_without_module_uses_raw_szip" raw_decompress
+check "decompress_without_module_uses_raw_szip_format_1" raw_decompress --format=1
 
 # format 2 through the scripts: codec and checksum passed to szip
 v2_convert() {
