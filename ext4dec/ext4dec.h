@@ -189,6 +189,7 @@ extern const struct file_operations ext4dec_fops;
 
 /* read.c */
 extern const struct address_space_operations ext4dec_aops;
+void ext4dec_read_exit(void);
 
 /* pool.c */
 struct ext4dec_ws {

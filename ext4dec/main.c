@@ -101,6 +101,7 @@ static void __exit ext4dec_exit(void)
 	/* the last batches may drop the last references (call_rcu) */
 	ext4dec_workers_exit();
 	rcu_barrier();
+	ext4dec_read_exit();
 	ext4dec_sysfs_exit();
 	ext4dec_pool_exit();
 	pr_info("unloaded\n");

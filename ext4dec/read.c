@@ -124,11 +124,77 @@ static u32 find_extent(const struct ext4dec_inode *ei, u64 lblk)
 	return ei->nr_extents;
 }
 
+/*
+ * Buffers for readahead's compressed bytes, kept between requests: a new
+ * one would be zeroed (init_on_alloc, the default of common kernels) and
+ * mapped each time, which costs about as much CPU as inflating LZ4.  Up
+ * to RAW_CACHE_MAX are kept while reads go on, none after RAW_CACHE_IDLE
+ * without one.  A request's bytes, sector-aligned, fit in RAW_CACHE_BYTES.
+ */
+#define RAW_CACHE_BYTES	(REQ_BYTES + 2 * PAGE_SIZE)
+#define RAW_CACHE_MAX	4
+#define RAW_CACHE_IDLE	(5 * HZ)
+
+static DEFINE_SPINLOCK(raw_cache_lock);
+static void *raw_cache[RAW_CACHE_MAX];
+static unsigned int raw_cache_nr;
+
+static void raw_cache_drain(struct work_struct *work)
+{
+	void *bufs[RAW_CACHE_MAX];
+	unsigned int n;
+
+	spin_lock(&raw_cache_lock);
+	n = raw_cache_nr;
+	memcpy(bufs, raw_cache, n * sizeof(*bufs));
+	raw_cache_nr = 0;
+	spin_unlock(&raw_cache_lock);
+	while (n)
+		vfree(bufs[--n]);
+}
+
+static DECLARE_DELAYED_WORK(raw_cache_work, raw_cache_drain);
+
+static void *raw_cache_get(void)
+{
+	void *buf = NULL;
+
+	spin_lock(&raw_cache_lock);
+	if (raw_cache_nr)
+		buf = raw_cache[--raw_cache_nr];
+	spin_unlock(&raw_cache_lock);
+	return buf ?: __vmalloc(RAW_CACHE_BYTES, GFP_KERNEL | __GFP_NOWARN);
+}
+
+static void raw_cache_put(void *buf)
+{
+	spin_lock(&raw_cache_lock);
+	if (raw_cache_nr < RAW_CACHE_MAX) {
+		raw_cache[raw_cache_nr++] = buf;
+		buf = NULL;
+	}
+	spin_unlock(&raw_cache_lock);
+	vfree(buf);
+	mod_delayed_work(system_wq, &raw_cache_work, RAW_CACHE_IDLE);
+}
+
+/**
+ * ext4dec_read_exit() - free the kept readahead buffers
+ *
+ * At module exit, once no request can be in flight.
+ */
+void ext4dec_read_exit(void)
+{
+	cancel_delayed_work_sync(&raw_cache_work);
+	raw_cache_drain(NULL);
+}
+
 /**
  * struct raw_buf - a buffer of raw bytes, in whole device sectors
- * @buf: the buffer (kvmalloc'ed)
+ * @buf: the buffer (kvmalloc'ed, or from the cache)
  * @pos: position in the raw file of its first byte
  * @len: its length
+ * @cached: @buf comes from raw_cache_get()
  *
  * The device's logical blocks (usually 512 bytes), not the filesystem's,
  * are the unit: a random read of a small chunk reads little more than the
@@ -138,23 +204,36 @@ struct raw_buf {
 	u8 *buf;
 	loff_t pos;
 	size_t len;
+	bool cached;
 };
 
 /*
- * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len).
- * -ENOMEM is the caller's to report.
+ * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len),
+ * from the cache if @cached and they fit.  -ENOMEM is the caller's to
+ * report.
  */
 static int raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
-			 struct raw_buf *rb)
+			 bool cached, struct raw_buf *rb)
 {
 	unsigned int lbs = bdev_logical_block_size(ei->inode->i_sb->s_bdev);
 
 	rb->pos = round_down(pos, lbs);
 	rb->len = round_up(pos + len, lbs) - rb->pos;
-	/* power-of-two sizes are naturally aligned, as bios want */
-	rb->buf = kvmalloc(roundup_pow_of_two(max_t(size_t, rb->len, PAGE_SIZE)),
-			   GFP_KERNEL | __GFP_NOWARN);
+	rb->cached = cached && rb->len <= RAW_CACHE_BYTES;
+	if (rb->cached)
+		rb->buf = raw_cache_get();
+	else	/* power-of-two sizes are naturally aligned, as bios want */
+		rb->buf = kvmalloc(roundup_pow_of_two(max_t(size_t, rb->len, PAGE_SIZE)),
+				   GFP_KERNEL | __GFP_NOWARN);
 	return rb->buf ? 0 : -ENOMEM;
+}
+
+static void raw_buf_free(struct raw_buf *rb)
+{
+	if (rb->cached)
+		raw_cache_put(rb->buf);
+	else
+		kvfree(rb->buf);
 }
 
 /* Where raw byte @pos is in @rb */
@@ -404,7 +483,7 @@ struct ra_req {
 static void req_free(struct ra_req *req)
 {
 	ext4dec_put(req->ei);
-	kvfree(req->rb.buf);
+	raw_buf_free(&req->rb);
 	kfree(req->batch);
 	kfree(req);
 }
@@ -511,7 +590,7 @@ static struct ra_req *req_start(struct ext4dec_inode *ei,
 				   sizeof(*req->batch), GFP_KERNEL | __GFP_NOWARN);
 	if (!req->batch ||
 	    raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, last) +
-			  szip_chunk_clen(&ei->sf, last) - raw, &req->rb)) {
+			  szip_chunk_clen(&ei->sf, last) - raw, true, &req->rb)) {
 		kfree(req->batch);
 		kfree(req);
 		return NULL;
@@ -672,7 +751,7 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	chunk = folio_pos(folio) / ei->sf.info.chunk_size;
 	nofs = memalloc_nofs_save();
 	err = raw_buf_alloc(ei, szip_chunk_offset(&ei->sf, chunk),
-			    szip_chunk_clen(&ei->sf, chunk), &rb);
+			    szip_chunk_clen(&ei->sf, chunk), false, &rb);
 	if (!err) {
 		err = raw_read_sync(ei, &rb);
 		if (err)
@@ -690,7 +769,7 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 		fill_neighbours(ei, folio, ws->out, chunk);
 	ext4dec_ws_put(ws);
 out:
-	kvfree(rb.buf);
+	raw_buf_free(&rb);
 	memalloc_nofs_restore(nofs);
 	ext4dec_put(ei);
 	if (err && err != -ENOMEM)
