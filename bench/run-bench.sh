@@ -23,7 +23,7 @@
 #       --trace "A B"    szip configurations whose cold read of libxul.so is
 #                        traced once (ftrace function_graph) at the first
 #                        bandwidth, after the timed runs (default
-#                        szip-16k-x86; "" for none)
+#                        "szip-16k-x86 szip2-zstd-32k-x86"; "" for none)
 #       --quick          1 run, 20 MB/s only, 5 configurations, 200 reads:
 #                        a check of the pipeline, not a measurement
 #       --modparams "P=V ..."  ext4dec module parameters in the guest
@@ -71,7 +71,7 @@ main() {
 	quick=${BENCH_QUICK:-0}
 	repeats=${BENCH_REPEATS:-} bws=${BENCH_BANDWIDTHS:-} configs=${BENCH_CONFIGS:-}
 	rand=${BENCH_RAND_COUNT:-}
-	trace=${BENCH_TRACE-szip-16k-x86}
+	trace=${BENCH_TRACE-szip-16k-x86 szip2-zstd-32k-x86}
 	need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
 	while [[ $# -gt 0 ]]; do
 		case $1 in
