@@ -155,6 +155,7 @@ static void raw_cache_drain(struct work_struct *work)
 
 static DECLARE_DELAYED_WORK(raw_cache_work, raw_cache_drain);
 
+/* A kept buffer, or NULL if there is none */
 static void *raw_cache_get(void)
 {
 	void *buf = NULL;
@@ -163,7 +164,7 @@ static void *raw_cache_get(void)
 	if (raw_cache_nr)
 		buf = raw_cache[--raw_cache_nr];
 	spin_unlock(&raw_cache_lock);
-	return buf ?: __vmalloc(RAW_CACHE_BYTES, GFP_KERNEL | __GFP_NOWARN);
+	return buf;
 }
 
 static void raw_cache_put(void *buf)
@@ -208,9 +209,10 @@ struct raw_buf {
 };
 
 /*
- * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len),
- * from the cache if @cached and they fit.  -ENOMEM is the caller's to
- * report.
+ * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len).
+ * If @cached and they fit, take a kept buffer, or make one to be kept
+ * when they are many; a small read finding none allocates its own.
+ * -ENOMEM is the caller's to report.
  */
 static int raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
 			 bool cached, struct raw_buf *rb)
@@ -219,10 +221,16 @@ static int raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
 
 	rb->pos = round_down(pos, lbs);
 	rb->len = round_up(pos + len, lbs) - rb->pos;
+	rb->buf = NULL;
 	rb->cached = cached && rb->len <= RAW_CACHE_BYTES;
-	if (rb->cached)
+	if (rb->cached) {
 		rb->buf = raw_cache_get();
-	else	/* power-of-two sizes are naturally aligned, as bios want */
+		if (!rb->buf && rb->len > RAW_CACHE_BYTES / 8)
+			rb->buf = __vmalloc(RAW_CACHE_BYTES, GFP_KERNEL | __GFP_NOWARN);
+		rb->cached = !!rb->buf;
+	}
+	/* power-of-two sizes are naturally aligned, as bios want */
+	if (!rb->cached)
 		rb->buf = kvmalloc(roundup_pow_of_two(max_t(size_t, rb->len, PAGE_SIZE)),
 				   GFP_KERNEL | __GFP_NOWARN);
 	return rb->buf ? 0 : -ENOMEM;
@@ -409,6 +417,9 @@ static unsigned int inflate_in_place(struct ext4dec_inode *ei,
 	int err;
 
 	if (n < 2 || n > ARRAY_SIZE(pages) || end - folio < n)
+		return 0;
+	/* folios past EOF in the chunk (a reader of the raw size): fill_folio() */
+	if (end - folio > n && folio_pos(folio[n]) < chunk_pos(ei, chunk + 1))
 		return 0;
 	for (i = 0; i < n; i++) {
 		if (folio_test_large(folio[i]) || folio[i]->index != index + i)
