@@ -210,3 +210,6 @@ check "default_is_format_2_zstd_32k_x86" \
 check "format_1_on_request" packed_as ' 16384 +0 +x86 +-15 +deflate +- ' --format=1 -1
 check "codec_on_request_uses_szip_defaults" \
 	packed_as ' 16384 +0 +x86 +- +lz4 +- ' --codec=lz4 -1
+
+echo "1..$n"
+[ "$failed" = 0 ]
