@@ -57,6 +57,12 @@ static inline void rng_seed(uint64_t seed)
 	rng_state = seed * 0x9E3779B97F4A7C15ULL | 1;
 }
 
+/* Words of assembly text, for test data that compresses like code */
+static const char *const code_words[16] = {
+	"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
+	"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
+};
+
 /*
  * Fill @p with @n bytes named by @seed that compress like code: words of
  * assembly text, with stray bytes and x86 call opcodes (0xE8) for the
@@ -64,10 +70,6 @@ static inline void rng_seed(uint64_t seed)
  */
 static inline void gen_data(uint8_t *p, size_t n, uint64_t seed)
 {
-	static const char *const words[] = {
-		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
-		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
-	};
 	size_t i = 0;
 
 	rng_seed(seed);
@@ -81,7 +83,7 @@ static inline void gen_data(uint8_t *p, size_t n, uint64_t seed)
 				p[i++] = 0xE8;
 			continue;
 		}
-		w = words[(r >> 16) % 16];
+		w = code_words[(r >> 16) % 16];
 		for (size_t k = 0; w[k] && i < n; k++)
 			p[i++] = (uint8_t)w[k];
 	}

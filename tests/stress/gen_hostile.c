@@ -138,10 +138,6 @@ static u32 rnd(u32 n)
 /* Compressible bytes that look like code, full of filter candidates. */
 static u8 *gen_code(size_t n, u64 seed)
 {
-	static const char *const words[] = {
-		"mov ", "call ", "ret\n", "push ", "%rax", "%rbx", ", ", "0x",
-		"jmp ", "lea ", "ext4", "szip", "chunk", "\n", "\t", "page",
-	};
 	u64 saved = rng_state;
 	u8 *p = xmalloc(n);
 	size_t i = 0;
@@ -165,7 +161,7 @@ static u8 *gen_code(size_t n, u64 seed)
 				p[i++] = (r >> 16) & 1 ? 0x00 : 0xFF;
 			continue;
 		}
-		w = words[(r >> 16) % 16];
+		w = code_words[(r >> 16) % 16];
 		for (size_t k = 0; w[k] && i < n; k++)
 			p[i++] = (u8)w[k];
 	}
