@@ -593,7 +593,8 @@ def main():
         r16 = [(c, table[(slow, c, main_file)]) for c in v1 if chunk_of(c) == 16384]
         r16 = [(c, float(r["rand_p50_ms"]), float(r["rand_read_amplification"]))
                for c, r in r16 if r.get("rand_p50_ms")]
-        if sp2 is not None or sp1 is not None or r16:
+        have7 = sp2 is not None or sp1 is not None or bool(r16)
+        if have7:
             p("## Issue 7 targets (%s at %s)" % (main_file, bwname(slow)))
             p("")
             p("| target | measured | met |")
@@ -620,7 +621,7 @@ def main():
             p("| ... device bytes ≤ 2.2x the bytes requested | %s | %s |"
               % (", ".join("%s %.2fx" % (c, a) for c, _v, a in r16),
                  "yes" if all(a <= 2.2 for _c, _v, a in r16) else "no"))
-        if sp2 is not None or sp1 is not None or r16:
+        if have7:
             p("")
 
     # --- summary.md: the compact table (README snapshot) ---
