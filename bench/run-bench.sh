@@ -266,7 +266,7 @@ main() {
 	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
 		accel=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}") accel_name=KVM
 	else
-		accel=(-accel "tcg,thread=multi" -cpu "${EXT4DEC_VM_CPU:-max}") accel_name=TCG
+		accel=(-accel "tcg,thread=multi$(vm_tcg_opts)" -cpu "${EXT4DEC_VM_CPU:-max}") accel_name=TCG
 	fi
 	image_of() { awk -F'\t' -v c="$1" '$1 == "IMAGE" && $2 == c { print $4 }' "$out/images.tsv"; }
 

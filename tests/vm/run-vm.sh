@@ -44,6 +44,11 @@
 #                         gets them in EXT4DEC_IMAGES).  The guest writes to
 #                         a throwaway overlay (QEMU snapshot=on): FILE itself
 #                         is never modified.  Repeatable.
+#       --image-bw MBPS   open the --image disks with cache=none (O_DIRECT:
+#                         the host's page cache does not serve them) and,
+#                         if MBPS is not 0, throttle their reads to MBPS
+#                         MB/s (10^6 bytes; QEMU's throttling.bps-read),
+#                         as a slow disk would be
 #       --append ARGS     extra kernel command line arguments
 #       --keep            keep the scratch disk image and initramfs in the output dir
 #   -v, --verbose         also stream the guest console to stderr
@@ -54,6 +59,7 @@
 # Environment:
 #   EXT4DEC_KVM=1             use KVM (-accel kvm -cpu host); default is TCG
 #   EXT4DEC_VM_CPU            QEMU -cpu model (default: max for TCG, host for KVM)
+#   EXT4DEC_VM_TB_SIZE        TCG translation cache in MiB (default 128, 0 for QEMU's; lib.sh)
 #   EXT4DEC_CACHE             cache directory (default ${XDG_CACHE_HOME:-~/.cache}/ext4dec)
 #   EXT4DEC_VM_BOOT_TIMEOUT   seconds allowed on top of the payload timeout
 #   EXT4DEC_VM_DEBUG_APPEND   kernel arguments added for a debug kernel
@@ -91,7 +97,7 @@ main() {
 	kspec='' payload='' out='' timeout_s=300 mem=1024 smp=2 disk_size=256M
 	mkfs=1 fsck=1 mkfs_opts='' mount_opts='' append='' keep=0 verbose=0 print_kdir=0
 	extra_modules=${EXT4DEC_VM_MODULES:-}
-	module_srcs=() kos=() bins=() images=()
+	module_srcs=() kos=() bins=() images=() image_bw=
 
 	need_arg() { [[ $# -ge 2 ]] || vm_die "$1 needs an argument"; }
 	while [[ $# -gt 0 ]]; do
@@ -112,6 +118,7 @@ main() {
 		--no-mkfs) mkfs=0; shift ;;
 		--no-fsck) fsck=0; shift ;;
 		--image) need_arg "$@"; images+=("$2"); shift 2 ;;
+		--image-bw) need_arg "$@"; image_bw=$2; shift 2 ;;
 		--append) need_arg "$@"; append=$2; shift 2 ;;
 		--keep) keep=1; shift ;;
 		-v | --verbose) verbose=1; shift ;;
@@ -122,6 +129,7 @@ main() {
 	done
 	[[ -n $kspec ]] || vm_die "--kernel is required (e.g. -k 6.1)"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || vm_die "--timeout must be a number of seconds"
+	[[ -z $image_bw || $image_bw =~ ^[0-9]+$ ]] || vm_die "--image-bw must be a number of MB/s"
 
 	# --- kernel ------------------------------------------------------------------
 	kver=$(vm_kernel_for "$kspec")
@@ -373,11 +381,16 @@ main() {
 	# --image disks follow the scratch disk (vda): vdb, vdc, ...
 	# (QEMU's -drive wants commas in the file name doubled.)
 	image_devs='' image_drives=() letters=bcdefghijklmnopqrstuvwxy
+	image_opts=cache=unsafe
+	if [[ -n $image_bw ]]; then
+		image_opts=cache=none
+		[[ $image_bw -eq 0 ]] || image_opts+=",throttling.bps-read=$((image_bw * 1000000))"
+	fi
 	i=0
 	for f in ${images[@]+"${images[@]}"}; do
 		f=$(readlink -f "$f")
 		image_devs+="${image_devs:+ }/dev/vd${letters:i:1}"
-		image_drives+=(-drive "file=${f//,/,,},format=raw,if=none,id=image$i,snapshot=on,cache=unsafe"
+		image_drives+=(-drive "file=${f//,/,,},format=raw,if=none,id=image$i,snapshot=on,$image_opts"
 			-device "virtio-blk-pci,drive=image$i")
 		i=$((i + 1))
 	done
@@ -401,14 +414,14 @@ main() {
 	truncate -s "$disk_size" "$disk"
 	vm_log "prepared initramfs ($(du -h "$initrd" | cut -f1)) and ${disk_size} disk in $((SECONDS - t_prep))s"
 	for f in ${images[@]+"${images[@]}"}; do
-		vm_log "image $f attached; guest writes go to a throwaway overlay"
+		vm_log "image $f attached ($image_opts); guest writes go to a throwaway overlay"
 	done
 
 	# --- QEMU ----------------------------------------------------------------------
 	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
 		accel=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}")
 	else
-		accel=(-accel "tcg,thread=multi" -cpu "${EXT4DEC_VM_CPU:-max}")
+		accel=(-accel "tcg,thread=multi$(vm_tcg_opts)" -cpu "${EXT4DEC_VM_CPU:-max}")
 	fi
 
 	cmdline="console=ttyS0,115200 panic=-1 loglevel=7 printk.time=1 random.trust_cpu=on"
