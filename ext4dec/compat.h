@@ -80,6 +80,30 @@ static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
 	return folio;
 }
 
+/* ext4dec_find_folio(): a reference on the folio at @index, or NULL */
+static inline struct folio *ext4dec_find_folio(struct address_space *m,
+					       pgoff_t index)
+{
+	struct folio *folio = filemap_get_folio(m, index);
+
+#if EXT4DEC_SINCE(6, 3, 0)
+	if (IS_ERR(folio))
+		return NULL;
+#endif
+	return folio;
+}
+
+/*
+ * 6.7: file faults may run under the VMA lock instead of the mmap lock
+ * (FAULT_FLAG_VMA_LOCK); release_fault_lock() drops whichever is held.
+ * Before, ->fault always ran under the mmap lock.
+ */
+#if EXT4DEC_SINCE(6, 7, 0)
+#define ext4dec_release_fault_lock(vmf)	release_fault_lock(vmf)
+#else
+#define ext4dec_release_fault_lock(vmf)	mmap_read_unlock((vmf)->vma->vm_mm)
+#endif
+
 /*
  * zstd decompression with a dictionary (zstd_create_ddict_byreference(),
  * zstd_decompress_using_ddict()): exported by 6.12, absent from 6.1's

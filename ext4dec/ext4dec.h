@@ -140,6 +140,7 @@ extern struct ext4dec_stats ext4dec_stats;
 /* main.c */
 extern unsigned int ext4dec_nr_workspaces;
 extern unsigned int ext4dec_readahead_kb;
+extern unsigned int ext4dec_fault_around_kb;
 __printf(3, 4) void ext4dec_msg(const struct inode *inode, bool error,
 				const char *fmt, ...);
 #define ext4dec_warn(inode, fmt, ...) \
@@ -187,8 +188,12 @@ bool ext4dec_is_active(const struct inode *inode);
 /* file.c */
 extern const struct file_operations ext4dec_fops;
 
+/* mmap.c */
+int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);
+
 /* read.c */
 extern const struct address_space_operations ext4dec_aops;
+void ext4dec_read_chunk(struct file *file, pgoff_t index);
 void ext4dec_read_exit(void);
 
 /* pool.c */

@@ -128,7 +128,7 @@ static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!live(file))
 		return file_ei(file)->orig_fop->mmap(file, vma);
 	grow_readahead(file);
-	return generic_file_readonly_mmap(file, vma);
+	return ext4dec_file_mmap(file, vma);
 }
 
 static loff_t ext4dec_llseek(struct file *file, loff_t offset, int whence)

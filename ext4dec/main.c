@@ -34,6 +34,12 @@ module_param_named(readahead_kb, ext4dec_readahead_kb, uint, 0644);
 MODULE_PARM_DESC(readahead_kb,
 		 "Readahead window of active files, at least (KiB of uncompressed data; default 1024, 0 = the device's)");
 
+unsigned int ext4dec_fault_around_kb;
+
+module_param_named(fault_around_kb, ext4dec_fault_around_kb, uint, 0644);
+MODULE_PARM_DESC(fault_around_kb,
+		 "Uncompressed data a page fault reads after its chunk (KiB, in whole chunks; default 0)");
+
 /**
  * ext4dec_msg() - log a ratelimited message about an inode
  * @inode: the inode concerned

@@ -715,6 +715,42 @@ out:
 	ext4dec_put(ei);
 }
 
+/**
+ * ext4dec_read_chunk() - bring the chunk holding a page into the page cache
+ * @file: an open file of an active inode
+ * @index: the page
+ *
+ * Reads ahead exactly the pages of the chunk that holds @index (those
+ * already cached are left alone), for a page fault that missed it.  A
+ * single chunk is read and inflated by the caller (ext4dec_readahead()),
+ * so the page is uptodate on return unless the chunk failed or memory ran
+ * out; either way the fault finds it and read_folio() reports the error.
+ *
+ * Context: process, may sleep; no mmap or VMA lock needs to be held.
+ */
+void ext4dec_read_chunk(struct file *file, pgoff_t index)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct ext4dec_inode *ei = ext4dec_get(mapping->host);
+	loff_t start, end;
+
+	if (!ei)
+		return;
+	start = rounddown((loff_t)index << PAGE_SHIFT, ei->sf.info.chunk_size);
+	end = start + ei->sf.info.chunk_size +
+	      roundup((loff_t)READ_ONCE(ext4dec_fault_around_kb) << 10,
+		      ei->sf.info.chunk_size);
+	end = min_t(loff_t, end, ei->sf.info.size);
+	if (start < end) {
+		DEFINE_READAHEAD(ractl, file, &file->f_ra, mapping,
+				 start >> PAGE_SHIFT);
+
+		page_cache_ra_unbounded(&ractl,
+					DIV_ROUND_UP(end - start, PAGE_SIZE), 0);
+	}
+	ext4dec_put(ei);
+}
+
 /* Fill the other pages of @chunk that are absent and lockable now. */
 static void fill_neighbours(struct ext4dec_inode *ei, struct folio *done,
 			    const u8 *out, u32 chunk)

@@ -574,6 +574,106 @@ static enum result t_random_read_counts(void)
 	return PASS;
 }
 
+/*
+ * A page fault that misses the page cache inflates the chunk that holds
+ * the page and no other (no read-around beyond it): pages touched
+ * scattered over a cold mapping, as a program's start touches a library,
+ * inflate exactly the chunks touched, and read the original's bytes.
+ */
+static enum result fault_counts(const unsigned char *orig, const char *name,
+				long long csize, int advice)
+{
+	size_t nr = (DATA_SIZE + csize - 1) / csize, pages = (DATA_SIZE + 4095) / 4096;
+	long long before, touched = 0;
+	char *seen = calloc(nr, 1);
+	int fd = open(path(name), O_RDONLY), i;
+	unsigned char *m;
+
+	CHECK(seen && fd >= 0, "%s: open", name);
+	drop_caches();
+	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED, "%s: mmap", name);
+	CHECK(!advice || !madvise(m, DATA_SIZE, advice), "%s: madvise", name);
+	before = counter("chunks_inflated");
+	rng_state = 4242;
+	for (i = 0; i < 64; i++) {
+		size_t off = rng() % pages * 4096;
+		size_t n = DATA_SIZE - off < 4096 ? DATA_SIZE - off : 4096;
+
+		CHECK(!memcmp(m + off, orig + off, n),
+		      "%s: page at %zu differs from the original", name, off);
+		if (!seen[off / csize]) {
+			seen[off / csize] = 1;
+			touched++;
+		}
+		CHECK(counter("chunks_inflated") - before == touched,
+		      "%s: %d faults in %lld chunks of %lld inflated %lld chunks",
+		      name, i + 1, touched, csize,
+		      counter("chunks_inflated") - before);
+	}
+	munmap(m, DATA_SIZE);
+	free(seen);
+	return PASS;
+}
+
+static enum result t_fault_counts(void)
+{
+	static const struct {
+		const char *name;
+		long long csize;
+		int advice;
+	} files[] = {
+		{ "c32k", 32768, 0 },
+		{ "c4k", 4096, 0 },
+		{ "c12k", 12288, 0 },
+		{ "v2c128k", 131072, 0 },
+		{ "v2zstd", 16384, MADV_RANDOM },
+	};
+	size_t len, i;
+	unsigned char *orig = read_all(path("orig"), &len);
+	enum result r = PASS;
+
+	CHECK(orig && len == DATA_SIZE, "read orig");
+	for (i = 0; r == PASS && i < sizeof(files) / sizeof(files[0]); i++)
+		r = fault_counts(orig, files[i].name, files[i].csize,
+				 files[i].advice);
+	free(orig);
+	return r;
+}
+
+/*
+ * fault_around_kb: a fault also reads that much after its chunk, in whole
+ * chunks, and never past the end of the file.
+ */
+static enum result t_fault_around(void)
+{
+	const char *param = "/sys/module/ext4dec/parameters/fault_around_kb";
+	int fd = open(path("c32k"), O_RDONLY);
+	long long before, got[3];
+	volatile unsigned char *m;
+
+	CHECK(fd >= 0, "open");
+	drop_caches();
+	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED, "mmap");
+	CHECK(!run("echo 40 > %s", param), "set fault_around_kb");
+	before = counter("chunks_inflated");
+	(void)m[5 * 32768 + 4096];	/* chunks 5, 6 and 7 */
+	got[0] = counter("chunks_inflated") - before;
+	(void)m[7 * 32768 + 8192];	/* read around already */
+	got[1] = counter("chunks_inflated") - before;
+	(void)m[DATA_SIZE - 1];		/* the last chunk: nothing after it */
+	got[2] = counter("chunks_inflated") - before;
+	run("echo 0 > %s", param);
+	munmap((void *)m, DATA_SIZE);
+	CHECK(got[0] == 3 && got[1] == 3 && got[2] == 4,
+	      "fault_around_kb=40 (2 chunks of 32K): %lld, %lld, %lld chunks inflated, not 3, 3, 4",
+	      got[0], got[1], got[2]);
+	return PASS;
+}
+
 static enum result t_memcg(void)
 {
 	const char *cg = "/sys/fs/cgroup/ext4dec-test";
@@ -1272,6 +1372,8 @@ static const struct test {
 	{ "drop_caches_reread", t_drop_caches },
 	{ "cold_sequential_read_inflates_each_chunk_once", t_cold_read_counts },
 	{ "random_reads_inflate_touched_chunks", t_random_read_counts },
+	{ "page_faults_inflate_touched_chunks", t_fault_counts },
+	{ "fault_around_kb_reads_following_chunks", t_fault_around },
 	{ "memcg_limited_reader", t_memcg },
 	{ "concurrent_readers", t_concurrent },
 	{ "unlink_while_mapped", t_unlink_while_mapped },
