@@ -8,6 +8,10 @@
  *                                        percentiles
  *   benchio [options] mmap FILE          map the file, touch every page once
  *                                        in a scattered, ld.so-like order
+ *   benchio [options] replay FILE TRACE  map the file, touch its pages in the
+ *                                        order of TRACE (lines "FIRST COUNT":
+ *                                        runs of pages; bench/firefox-libxul.trace
+ *                                        is Firefox's start)
  *   benchio [options] sum FILE           print a checksum of the contents
  *   benchio [options] exec CMD [ARG]...  run CMD, report its time and CPU
  *   benchio drop                         sync and drop the caches
@@ -16,8 +20,8 @@
  *   -c        cold: sync and drop the page, dentry and inode caches first
  *   -d DEV    report the bytes read from block device DEV (e.g. vdb,
  *             /sys/block/DEV/stat) during the run
- *   -k BYTES  rand: also report how many distinct BYTES-sized chunks the
- *             reads touched (touched_chunks)
+ *   -k BYTES  rand, replay: also report how many distinct BYTES-sized
+ *             chunks the reads touched (touched_chunks)
  *   -s SEED   seed of rand and mmap (default 1)
  *   -t TAG    copied to the result line
  *
@@ -304,11 +308,40 @@ static uint64_t percentile(const uint64_t *v, size_t n, unsigned int p)
 	return v[rank ? rank - 1 : 0];
 }
 
+/* Distinct chunk_bytes-sized chunks of a file of @size among marked offsets */
+struct chunk_set {
+	uint64_t *bits;
+	uint64_t count;
+};
+
+static void chunk_set_init(struct chunk_set *cs, uint64_t size)
+{
+	uint64_t n = chunk_bytes ? (size + chunk_bytes - 1) / chunk_bytes : 0;
+
+	cs->count = 0;
+	cs->bits = calloc(n / 64 + 1, sizeof(*cs->bits));
+	if (!cs->bits)
+		die("out of memory");
+}
+
+static void chunk_set_mark(struct chunk_set *cs, uint64_t off)
+{
+	uint64_t c;
+
+	if (!chunk_bytes)
+		return;
+	c = off / chunk_bytes;
+	if (!(cs->bits[c / 64] & (1ULL << (c % 64))))
+		cs->count++;
+	cs->bits[c / 64] |= 1ULL << (c % 64);
+}
+
 static void do_rand(const char *path, const char *count_s)
 {
 	char buf[PAGE], extra[200];
 	struct snap a, b;
-	uint64_t *lat, *chunks = NULL, pages, touched = 0;
+	struct chunk_set chunks;
+	uint64_t *lat, pages;
 	unsigned long count, i;
 	off_t size;
 	char *end;
@@ -335,28 +368,17 @@ static void do_rand(const char *path, const char *count_s)
 	}
 	close(fd);
 	snapshot(&b);
-	if (chunk_bytes) {
-		/* replay the offsets: distinct chunks touched */
-		uint64_t nchunks = ((uint64_t)size + chunk_bytes - 1) / chunk_bytes;
-
-		chunks = calloc(nchunks / 64 + 1, sizeof(*chunks));
-		if (!chunks)
-			die("out of memory");
-		rnd_seed(seed);
-		for (i = 0; i < count; i++) {
-			uint64_t c = rnd_below(pages) * PAGE / chunk_bytes;
-
-			if (!(chunks[c / 64] & (1ULL << (c % 64))))
-				touched++;
-			chunks[c / 64] |= 1ULL << (c % 64);
-		}
-		free(chunks);
-	}
+	/* replay the offsets: distinct chunks touched */
+	chunk_set_init(&chunks, (uint64_t)size);
+	rnd_seed(seed);
+	for (i = 0; i < count; i++)
+		chunk_set_mark(&chunks, rnd_below(pages) * PAGE);
+	free(chunks.bits);
 	qsort(lat, count, sizeof(*lat), cmp_u64);
 	snprintf(extra, sizeof(extra), "count=%lu p50_ns=%" PRIu64 " p99_ns=%" PRIu64
 		 " max_ns=%" PRIu64 " touched_chunks=%" PRIu64, count,
 		 percentile(lat, count, 50), percentile(lat, count, 99),
-		 lat[count - 1], touched);
+		 lat[count - 1], chunks.count);
 	report("rand", &a, &b, (uint64_t)count * PAGE, extra);
 	free(lat);
 }
@@ -441,6 +463,77 @@ static void do_mmap(const char *path)
 	free(order);
 }
 
+/*
+ * Pages in the order of @trace: lines "FIRST COUNT" (runs of pages), "#"
+ * comments; pages at or past @pages are left out.  Sets *@n.
+ */
+static uint64_t *read_trace(const char *trace, uint64_t pages, uint64_t *n)
+{
+	FILE *f = fopen(trace, "r");
+	uint64_t *order = NULL, cap = 0, first, count, p;
+	char line[256];
+	int lineno = 0;
+
+	if (!f)
+		die("%s: %s", trace, strerror(errno));
+	*n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%" SCNu64 " %" SCNu64, &first, &count) != 2 || !count)
+			die("%s:%d: not \"FIRST COUNT\"", trace, lineno);
+		for (p = first; p < first + count && p < pages; p++) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 4096;
+				order = realloc(order, cap * sizeof(*order));
+				if (!order)
+					die("out of memory");
+			}
+			order[(*n)++] = p;
+		}
+	}
+	fclose(f);
+	if (!*n)
+		die("%s: no page of the file in the trace", trace);
+	return order;
+}
+
+static void do_replay(const char *path, const char *trace)
+{
+	volatile const unsigned char *map;
+	struct chunk_set chunks;
+	struct snap a, b;
+	uint64_t pages, i, n, *order;
+	unsigned int sum = 0;
+	char extra[128];
+	off_t size;
+	int fd;
+
+	fd = open_file(path, &size);
+	close(fd);
+	pages = ((uint64_t)size + PAGE - 1) / PAGE;
+	order = read_trace(trace, pages, &n);
+	chunk_set_init(&chunks, (uint64_t)size);
+	for (i = 0; i < n; i++)
+		chunk_set_mark(&chunks, order[i] * PAGE);
+	snapshot(&a);
+	fd = open_file(path, &size);
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		die("%s: mmap: %s", path, strerror(errno));
+	close(fd);
+	for (i = 0; i < n; i++)
+		sum += map[order[i] * PAGE];
+	munmap((void *)map, (size_t)size);
+	snapshot(&b);
+	snprintf(extra, sizeof(extra), "pages=%" PRIu64 " touched_chunks=%" PRIu64 " touch=%u",
+		 n, chunks.count, sum & 0xff);
+	report("replay", &a, &b, n * PAGE, extra);
+	free(chunks.bits);
+	free(order);
+}
+
 /* 64-bit FNV-1a over 8-byte little-endian words (tail zero-padded) */
 static void do_sum(const char *path)
 {
@@ -499,6 +592,7 @@ static void do_exec(char **argv)
 static void usage(int rc)
 {
 	fputs("usage: benchio [-c] [-d DEV] [-k CHUNK] [-s SEED] [-t TAG] seq|rand|mmap|sum FILE [COUNT]\n"
+	      "       benchio [-c] [-d DEV] [-k CHUNK] [-t TAG] replay FILE TRACE\n"
 	      "       benchio [-c] [-d DEV] [-t TAG] exec CMD [ARG]...\n"
 	      "       benchio drop\n", rc ? stderr : stdout);
 	exit(rc);
@@ -543,6 +637,8 @@ int main(int argc, char **argv)
 		do_rand(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "mmap") && argc - optind == 1)
 		do_mmap(argv[optind]);
+	else if (!strcmp(mode, "replay") && argc - optind == 2)
+		do_replay(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "sum") && argc - optind == 1)
 		do_sum(argv[optind]);
 	else

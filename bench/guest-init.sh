@@ -16,7 +16,8 @@
 #                    BENCH_ALL_FILES=1: sequential reads of every file, else
 #                    of BENCH_MAIN only
 #   BENCH_REPEATS, BENCH_RAND (random reads per run, 0 = none),
-#   BENCH_MMAP (1 = mmap workload), BENCH_DECODE (1 = userspace decode of
+#   BENCH_MMAP (1 = mmap workload, and for libxul.so the replay of
+#   Firefox's page order, bench/firefox-libxul.trace), BENCH_DECODE (1 = userspace decode of
 #   the szip files), BENCH_SUM (1 = checksum every file), BENCH_TRACE
 #   (szip configurations whose cold read of BENCH_MAIN is traced once with
 #   ftrace's function_graph, after the timed runs), BENCH_MODULES
@@ -190,6 +191,11 @@ while [ "$rep" -le "$BENCH_REPEATS" ]; do
 			benchio -c -d "$dev" -t "$t" mmap "/mnt/$name/$f" >&3 || err "mmap $t"
 			benchio -d "$dev" -t "$t" mmap "/mnt/$name/$f" >&3 || err "warm mmap $t"
 		fi
+		# the page order of Firefox's start (bench/firefox-libxul.trace)
+		if [ "$BENCH_MMAP" = 1 ] && [ "$f" = libxul.so ]; then
+			benchio -c -d "$dev" -k "$chunk" -t "$t" replay "/mnt/$name/$f" \
+				/etc/firefox-libxul.trace >&3 || err "replay $t"
+		fi
 		if [ -f "/tmp/$name.sz" ]; then
 			benchio -t "$t" exec szip -t "/tmp/$name.sz" >&3 || err "szip -t $t"
 		fi
@@ -233,21 +239,7 @@ for name in $BENCH_TRACE; do
 	echo 1 >"$T/tracing_on"
 	benchio -d "$dev" -t "trace|$name|$f|1" seq "/mnt/$name/$f" >&3 || err "traced read $name"
 	echo 0 >"$T/tracing_on"
-	# "  1) + 12.345 us   |    decode [ext4dec]();": depth from the indent
-	# after "|"; with funcgraph-tail every closing brace is "} /* NAME */"
-	awk -v n="$name" -F'|' 'NF >= 2 {
-		if (!match($1, /[0-9]+\.[0-9]+/)) next
-		us = substr($1, RSTART, RLENGTH) + 0
-		r = $2; sub(/^ /, "", r)
-		ind = match(r, /[^ ]/) - 1
-		t = substr(r, ind + 1)
-		if (t ~ /^} \/\* /) { split(t, a, " "); fn = a[3] }
-		else if (t ~ /\(\);/) { fn = t; sub(/[ (].*/, "", fn) }
-		else next
-		if (ind <= 1) fn = "total:" fn
-		calls[fn]++; sum[fn] += us
-	} END { for (fn in sum) printf "TRACE %s %s %d %.0f\n", n, fn, calls[fn], sum[fn] }' \
-		"$T/trace" >&3
+	awk -v n="$name" -f /etc/graph-sum.awk "$T/trace" >&3
 	for c in "$T"/per_cpu/cpu*/stats; do
 		o=$(awk '$1 == "overrun:" { print $2 }' "$c")
 		[ "${o:-0}" = 0 ] || out "TRACE $name overrun:${c%/stats} 1 $o"

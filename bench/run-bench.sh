@@ -252,6 +252,7 @@ main() {
 		echo "options ext4dec $modparams" >"$root/etc/modprobe.d/ext4dec.conf"
 	fi
 	cp "$here/guest-init.sh" "$root/init"
+	cp "$here/graph-sum.awk" "$here/firefox-libxul.trace" "$root/etc/"
 	chmod 0755 "$root/init"
 	{
 		cpio_bytes=0

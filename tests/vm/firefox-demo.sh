@@ -73,7 +73,8 @@ work=build/demo/$name
 rm -rf "$work"
 mkdir -p "$work/module-src" "$work/payload/bin"
 cp -r Kbuild dkms.conf include szip ext4dec "$work/module-src/"
-cp tests/vm/payloads/firefox/run.sh tests/vm/payloads/firefox/page.html \
+cp tests/vm/payloads/firefox/run.sh tests/vm/payloads/firefox/lib.sh \
+	tests/vm/payloads/firefox/page.html \
 	tests/vm/payloads/firefox/user.js "$work/payload/"
 cp -L scripts/ext4dec-compress "$work/payload/bin/"
 {

@@ -36,12 +36,11 @@ DEMO_LIBXUL_SHA256=
 # shellcheck disable=SC1091
 [ -f /payload/config ] && . /payload/config
 
-root=/mnt/demo
-lib=/usr/lib/firefox-esr/libxul.so
+# shellcheck source=tests/vm/payloads/firefox/lib.sh
+. /payload/lib.sh
 out=${EXT4DEC_MNT:?}/firefox
 n=0
 failed=0
-mounts=
 
 ok() {
 	n=$((n + 1))
@@ -52,36 +51,8 @@ not_ok() {
 	failed=$((failed + 1))
 	echo "not ok $n - $*"
 }
-diag() { sed 's/^/# /'; }
-now() { cut -d' ' -f1 /proc/uptime; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1000000 }'; }
-drop_caches() {
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-}
-
-# in_root CMD...: run CMD in the chroot with a clean environment.
-in_root() {
-	chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TMPDIR=/tmp \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
-}
-
-# mount_at WHAT DIR ARGS...: mount and remember it for finish().
-mount_at() {
-	what=$1 dir=$2
-	shift 2
-	mount "$@" "$what" "$dir" || return 1
-	mounts="$dir $mounts"
-}
-
 finish() {
-	# Firefox is gone (timeout kills it); anything left would keep the
-	# image busy.
-	for d in $mounts; do
-		umount "$d" 2>/dev/null || umount -l "$d" 2>/dev/null || echo "# cannot unmount $d"
-	done
-	mounts=
+	unmount_all
 	if [ -n "${dev:-}" ] && ! grep -q "^$dev " /proc/mounts; then
 		if e2fsck -fn "$dev" >/tmp/fsck.out 2>&1; then
 			ok "e2fsck -fn of the image after the conversion"
@@ -100,18 +71,6 @@ finish() {
 bail() {
 	not_ok "$*"
 	finish
-}
-
-# counters: the module's counters as "name=value" words.
-counters() {
-	for c in chunks_inflated compressed_bytes uncompressed_bytes read_errors; do
-		printf '%s=%s ' "$c" "$(cat /sys/kernel/ext4dec/$c)"
-	done
-}
-# delta BEFORE NAME: increase of counter NAME since the counters() BEFORE.
-delta() {
-	b=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p")
-	echo $(($(cat "/sys/kernel/ext4dec/$2") - b))
 }
 
 # shot NAME: cold screenshot of the page with a fresh profile into
@@ -165,37 +124,7 @@ dev=${EXT4DEC_IMAGES%% *}
 [ -n "$dev" ] || { dev=; bail "no image disk (run-vm.sh --image)"; }
 
 # --- the image and its chroot ------------------------------------------
-mkdir -p "$root"
-mount_at "$dev" "$root" -t ext4 || { dev=; bail "mount $dev"; }
-[ -f "$root$lib" ] || bail "$lib is not in the image"
-if ! { mount_at proc "$root/proc" -t proc &&
-	mount_at sysfs "$root/sys" -t sysfs &&
-	mount_at /dev "$root/dev" -o bind &&
-	mount_at tmpfs "$root/dev/shm" -t tmpfs &&
-	mount_at tmpfs "$root/tmp" -t tmpfs -o mode=1777 &&
-	mount_at tmpfs "$root/run" -t tmpfs; }; then
-	bail "chroot mounts"
-fi
-# the tools, as an administrator would install them
-if ! { mkdir -p "$root/usr/local/bin" "$root/usr/local/sbin" "$root/usr/local/lib" &&
-	cp /bin/szip /bin/ext4dec_demo "$root/usr/local/bin/" &&
-	cp /payload/bin/ext4dec-compress "$root/usr/local/sbin/" &&
-	ln -sf ext4dec-compress "$root/usr/local/sbin/ext4dec-decompress" &&
-	ln -sf ext4dec-compress "$root/usr/local/sbin/ext4dec-status" &&
-	cp /payload/page.html "$root/tmp/"; }; then
-	bail "copy the tools into the chroot"
-fi
-# libraries szip needs that the image lacks: from the guest's /lib
-for l in $(in_root ldd /usr/local/bin/szip 2>/dev/null | awk '$3 == "not" { print $1 }'); do
-	for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib /lib64; do
-		[ -f "$d/$l" ] && cp "$d/$l" "$root/usr/local/lib/" && break
-	done
-	echo "# $l copied into the chroot for szip"
-	copied=1
-done
-[ -z "${copied:-}" ] || in_root ldconfig
-in_root szip --version >/dev/null 2>&1 || bail "szip does not run in the chroot"
-echo "# $(in_root firefox-esr --version 2>/dev/null), $(in_root dpkg-query -W -f '.\n' | wc -l) packages in the image"
+chroot_setup "$dev" || bail "$setup_error"
 ok "image $dev mounted on $root, chroot ready"
 
 if ! modprobe ext4dec; then
