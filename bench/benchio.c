@@ -3,6 +3,9 @@
  * benchio - the benchmark's workloads, run inside the guest.
  *
  *   benchio [options] seq FILE           read() the whole file, 128 KiB at a time
+ *   benchio [options] sendfile FILE      sendfile() the whole file to /dev/null,
+ *                                        1 MiB a call (the splice path, as
+ *                                        cat and cp copy files)
  *   benchio [options] rand FILE COUNT    COUNT preads of 4 KiB at random
  *                                        page-aligned offsets; latency
  *                                        percentiles
@@ -50,6 +53,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -291,6 +295,31 @@ static void do_seq(const char *path)
 	if (total != (uint64_t)size)
 		die("%s: read %" PRIu64 " bytes, size %lld", path, total, (long long)size);
 	report("seq", &a, &b, total, NULL);
+}
+
+static void do_sendfile(const char *path)
+{
+	struct snap a, b;
+	uint64_t total = 0;
+	off_t size;
+	int fd, out;
+	ssize_t n;
+
+	out = open("/dev/null", O_WRONLY);
+	if (out < 0)
+		die("/dev/null: %s", strerror(errno));
+	snapshot(&a);
+	fd = open_file(path, &size);
+	while ((n = sendfile(out, fd, NULL, 1u << 20)) > 0)
+		total += (uint64_t)n;
+	if (n < 0)
+		die("%s: sendfile: %s", path, strerror(errno));
+	close(fd);
+	snapshot(&b);
+	close(out);
+	if (total != (uint64_t)size)
+		die("%s: sendfile gave %" PRIu64 " of %lld bytes", path, total, (long long)size);
+	report("sendfile", &a, &b, total, NULL);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -591,7 +620,7 @@ static void do_exec(char **argv)
 
 static void usage(int rc)
 {
-	fputs("usage: benchio [-c] [-d DEV] [-k CHUNK] [-s SEED] [-t TAG] seq|rand|mmap|sum FILE [COUNT]\n"
+	fputs("usage: benchio [-c] [-d DEV] [-k CHUNK] [-s SEED] [-t TAG] seq|sendfile|rand|mmap|sum FILE [COUNT]\n"
 	      "       benchio [-c] [-d DEV] [-k CHUNK] [-t TAG] replay FILE TRACE\n"
 	      "       benchio [-c] [-d DEV] [-t TAG] exec CMD [ARG]...\n"
 	      "       benchio drop\n", rc ? stderr : stdout);
@@ -637,6 +666,8 @@ int main(int argc, char **argv)
 		do_rand(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "mmap") && argc - optind == 1)
 		do_mmap(argv[optind]);
+	else if (!strcmp(mode, "sendfile") && argc - optind == 1)
+		do_sendfile(argv[optind]);
 	else if (!strcmp(mode, "replay") && argc - optind == 2)
 		do_replay(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "sum") && argc - optind == 1)

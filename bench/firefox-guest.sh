@@ -23,9 +23,10 @@
 #
 # Each configuration is made active once (chattr +c), then put in place
 # by renaming it to libxul.so, so that every run starts the same Firefox
-# from the same path.  The runs alternate between the configurations, in
-# rounds, after one start that is not counted (the first start after boot
-# runs on fresh memory and is faster than any later one).  Every run drops
+# from the same path.  Per workload, the runs alternate between the
+# configurations, in rounds, after one start that is not counted (the
+# first start after boot runs on fresh memory and is faster than any
+# later one).  Every run drops
 # the caches first.  Result lines, as TAP diagnostics:
 #   "# FIREFOX bw=B config=C workload=W rep=R rc=N s=SECONDS dev_bytes=N
 #    chunks=N ubytes=N cbytes=N"
@@ -167,18 +168,19 @@ if [ "$FF_RECORD" = 1 ]; then
 	finish
 fi
 
-# one start that is not counted
-start help
-[ "$rc" -eq 0 ] || bail "the first firefox-esr --help failed (exit $rc)"
-rep=1
-while [ "$rep" -le "$FF_REPEATS" ]; do
-	for w in $FF_WORKLOADS; do
+for w in $FF_WORKLOADS; do
+	# one start that is not counted, then rounds of every configuration
+	use ext4 || bail "cannot put ext4 in place"
+	start "$w"
+	[ "$rc" -eq 0 ] || bail "the first firefox-esr $w failed (exit $rc)"
+	rep=1
+	while [ "$rep" -le "$FF_REPEATS" ]; do
 		for c in $FF_CONFIGS; do
 			use "$c" || bail "cannot put $c in place"
 			measure "$w" "$c" "$rep"
 		done
+		rep=$((rep + 1))
 	done
-	rep=$((rep + 1))
 done
 ok "timed starts: $FF_REPEATS of each of $FF_WORKLOADS, configurations $FF_CONFIGS"
 

@@ -183,6 +183,10 @@ while [ "$rep" -le "$BENCH_REPEATS" ]; do
 		done
 		f=$BENCH_MAIN
 		t="$BENCH_BW|$name|$f|$rep"
+		# the splice path (sendfile, as cat and cp copy), ext4 and ext4dec
+		case $rest in ext4:* | szip:*)
+			benchio -c -d "$dev" -t "$t" sendfile "/mnt/$name/$f" >&3 || err "sendfile $t" ;;
+		esac
 		if [ "$BENCH_RAND" -gt 0 ]; then
 			benchio -c -d "$dev" -k "$chunk" -t "$t" rand "/mnt/$name/$f" "$BENCH_RAND" >&3 || err "rand $t"
 			benchio -d "$dev" -k "$chunk" -t "$t" rand "/mnt/$name/$f" "$BENCH_RAND" >&3 || err "warm rand $t"

@@ -521,6 +521,24 @@ def main():
         p("Each cell: time, throughput, speed relative to plain ext4 at the same bandwidth.")
         p("")
 
+    sf = [c for c in configs if fig(slow, c, main_file, "sendfile", 1, "ns")]
+    if sf:
+        p("## %s: cold sendfile() against cold read()" % main_file)
+        p("")
+        p("| configuration | " + " | ".join("read, sendfile at %s" % bwname(b) for b in bws) + " |")
+        p("|---|" + "---:|" * len(bws))
+        for c in sf:
+            cells = []
+            for bw in bws:
+                r = fig(bw, c, main_file, "seq", 1, "ns", 1e-9)
+                s_ = fig(bw, c, main_file, "sendfile", 1, "ns", 1e-9)
+                cells.append("%s s, %s s (%s)" % (mmm(r), mmm(s_), ("%.2fx" % (s_[0] / r[0])) if r and s_ else "–"))
+            p("| %s | %s |" % (c, " | ".join(cells)))
+        p("")
+        p("sendfile: the whole file sent to /dev/null, 1 MiB a call: the splice path, "
+          "the way cat, cp and servers read files.  In parentheses: its time over read()'s.")
+        p("")
+
     p("## Where the time goes: cold sequential read of %s" % main_file)
     p("")
     p("| configuration | bandwidth | wall s | device MB | disk time s | device busy | "

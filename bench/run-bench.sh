@@ -30,12 +30,17 @@
 #                        (e.g. "workers=0 readahead_kb=0": inflate inline
 #                        with the device's readahead window)
 #       --mem MB         guest memory (default 2048)
+#       --firefox "A B"  after the boots above, Firefox's cold start with
+#                        libxul.so plain and packed as configurations A, B
+#                        (bench/firefox.sh; default "szip-16k
+#                        szip2-zstd-32k-x86"; "" for none), at the same
+#                        bandwidths, with --repeats starts of each
 #       --no-deps        do not apt-get install missing host packages
 #   -v, --verbose        stream the guest console to stderr
 #   -h, --help
 #
 # Environment: BENCH_QUICK=1, BENCH_REPEATS, BENCH_BANDWIDTHS, BENCH_CONFIGS,
-# BENCH_RAND_COUNT, BENCH_TRACE, BENCH_MODPARAMS, BENCH_JOBS (parallel
+# BENCH_RAND_COUNT, BENCH_TRACE, BENCH_MODPARAMS, BENCH_FIREFOX, BENCH_JOBS (parallel
 # packing), BENCH_BOOT_TIMEOUT (seconds per boot, default 3600),
 # EXT4DEC_KVM=1 (KVM instead of TCG),
 # EXT4DEC_CACHE (data, kernels and images; default ~/.cache/ext4dec).
@@ -72,6 +77,7 @@ main() {
 	repeats=${BENCH_REPEATS:-} bws=${BENCH_BANDWIDTHS:-} configs=${BENCH_CONFIGS:-}
 	rand=${BENCH_RAND_COUNT:-}
 	trace=${BENCH_TRACE-szip-16k-x86 szip2-zstd-32k-x86}
+	firefox=${BENCH_FIREFOX-szip-16k szip2-zstd-32k-x86}
 	need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
 	while [[ $# -gt 0 ]]; do
 		case $1 in
@@ -85,6 +91,7 @@ main() {
 		--trace) need_arg "$@"; trace=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--mem) need_arg "$@"; mem=$2; shift 2 ;;
+		--firefox) need_arg "$@"; firefox=$2; shift 2 ;;
 		--modparams) need_arg "$@"; modparams=$2; shift 2 ;;
 		--no-deps) deps=0; shift ;;
 		-v | --verbose) verbose=1; shift ;;
@@ -425,6 +432,17 @@ main() {
 		first=0
 	done
 
+	# --- Firefox's cold start ----------------------------------------------------------------
+	rm -f "$out/firefox.txt"
+	if [[ -n $firefox ]]; then
+		ffw="help shot"
+		[[ $quick != 1 ]] || ffw=help
+		# shellcheck disable=SC2086 # word lists
+		"$here/firefox.sh" -o "$out" --src "$src" -k "$kspec" -n "$repeats" --bw "$bws" \
+			--configs "ext4 $firefox" --workloads "$ffw" ${modparams:+--modparams "$modparams"} ||
+			bench_die "the Firefox start (bench/firefox.sh) failed"
+	fi
+
 	# --- report ------------------------------------------------------------------------------
 	{
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -436,6 +454,7 @@ main() {
 		echo "guest=2 vCPUs, ${mem} MiB"
 		echo "repeats=$repeats"
 		echo "bandwidths=$bws"
+		echo "firefox=$firefox"
 		echo "rand=$rand"
 		echo "src=$(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
 		echo "duration=$((SECONDS - t_start))"

@@ -193,7 +193,7 @@ int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* read.c */
 extern const struct address_space_operations ext4dec_aops;
-void ext4dec_read_chunk(struct file *file, pgoff_t index);
+void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around);
 void ext4dec_read_exit(void);
 
 /* pool.c */

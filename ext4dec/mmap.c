@@ -13,11 +13,15 @@
  * chunks of 32 KiB, while the read-around inflated 3,697 of them.
  *
  * So a fault that misses the page cache reads the whole chunk that holds
- * the page (every page of it, inflated once), and no more: the chunk is
- * the read-around.  Like filemap_fault(), it drops the mmap lock (or the
- * VMA lock) while it reads when the fault may be retried, and the retry
- * maps the page.  Everything else, a page found in the cache, locked or
- * not uptodate, and mappings advised MADV_SEQUENTIAL, is filemap_fault()'s.
+ * the page (every page of it, inflated once), and no more than
+ * fault_around_kb after it (none by default, none for MADV_RANDOM), which
+ * the inflate workers fill while the fault goes on: the chunk is the
+ * read-around.  Like filemap_fault(), it drops the mmap lock (or the VMA
+ * lock) while it reads when the fault may be retried, and the retry maps
+ * the page.  Everything else, a page found in the cache (locked or not
+ * uptodate), a page past EOF, mappings advised MADV_SEQUENTIAL and
+ * mlock()ed ones, is filemap_fault()'s.  The memcg's pgmajfault does not
+ * count these faults (its counting function is not exported).
  */
 #include "ext4dec.h"
 
@@ -28,12 +32,17 @@
 
 static vm_fault_t ext4dec_fault(struct vm_fault *vmf)
 {
-	struct file *file = vmf->vma->vm_file;
+	struct vm_area_struct *vma = vmf->vma;
+	struct file *file = vma->vm_file;
+	struct inode *inode = file_inode(file);
+	bool around = !(vma->vm_flags & VM_RAND_READ);
 	struct file *fpin = NULL;
 	struct folio *folio;
 
-	if ((vmf->vma->vm_flags & VM_SEQ_READ) ||
-	    (vmf->flags & FAULT_FLAG_RETRY_NOWAIT))
+	/* mlock()ed and sequential mappings, past EOF: filemap_fault()'s */
+	if ((vma->vm_flags & (VM_SEQ_READ | VM_LOCKED)) ||
+	    (vmf->flags & FAULT_FLAG_RETRY_NOWAIT) ||
+	    vmf->pgoff >= DIV_ROUND_UP(i_size_read(inode), PAGE_SIZE))
 		return filemap_fault(vmf);
 	folio = ext4dec_find_folio(file->f_mapping, vmf->pgoff);
 	if (folio) {
@@ -43,14 +52,14 @@ static vm_fault_t ext4dec_fault(struct vm_fault *vmf)
 
 	count_vm_event(PGMAJFAULT);
 	if (fault_flag_allow_retry_first(vmf->flags)) {
-		/* as filemap_fault() does: no mmap lock held across I/O */
+		/* as filemap_fault() does: no mmap or VMA lock held across I/O */
 		fpin = get_file(file);
 		ext4dec_release_fault_lock(vmf);
 	}
-	ext4dec_read_chunk(file, vmf->pgoff);
+	ext4dec_read_chunk(file, vmf->pgoff, around);
 	if (!fpin)
-		return filemap_fault(vmf);
-	/* workers may still be inflating it: wait here, without the lock */
+		return filemap_fault(vmf) | VM_FAULT_MAJOR;
+	/* not uptodate only if the chunk failed: read_folio() on the retry */
 	folio = ext4dec_find_folio(file->f_mapping, vmf->pgoff);
 	if (folio) {
 		folio_wait_locked_killable(folio);

@@ -636,6 +636,19 @@ static struct ra_req *req_start(struct ext4dec_inode *ei,
 }
 
 /*
+ * Marks the readahead state of a fault's read-around: ext4dec_readahead()
+ * leaves all of it to the workers, even a single chunk, since nobody
+ * waits for it.  prev_pos is the ondemand algorithm's; page_cache_ra_unbounded()
+ * neither reads nor changes it.
+ */
+#define FAULT_AROUND_POS	((loff_t)-2)
+
+static bool ra_fault_around(const struct readahead_control *rac)
+{
+	return rac->ra && rac->ra->prev_pos == FAULT_AROUND_POS;
+}
+
+/*
  * Read ahead whole chunks.  The compressed bytes of the request are read
  * at once (in runs of at most REQ_BYTES); a request of several chunks is
  * cut into batches, one per worker, which the workers inflate when the
@@ -671,7 +684,8 @@ static void ext4dec_readahead(struct readahead_control *rac)
 			 ei->sf.info.nr_chunks - 1);
 	per = DIV_ROUND_UP(req_last - req_first + 1, max(workers, 1U));
 	per = clamp_t(u32, per, 1, max(BATCH_UBYTES / csize, 1U));
-	in_caller = !workers || req_last <= req_first;
+	/* a fault's read-around: nobody waits for it */
+	in_caller = !workers || (req_last <= req_first && !ra_fault_around(rac));
 
 	nofs = memalloc_nofs_save();
 	folio = readahead_folio(rac);
@@ -715,39 +729,63 @@ out:
 	ext4dec_put(ei);
 }
 
+/*
+ * Read ahead the pages of [@start, @end) of the file that are not cached,
+ * with a readahead state of its own (the open file's is the read path's).
+ */
+static void read_range(struct file *file, loff_t start, loff_t end, bool around)
+{
+	struct file_ra_state ra = { .prev_pos = around ? FAULT_AROUND_POS : -1 };
+	DEFINE_READAHEAD(ractl, file, &ra, file->f_mapping, start >> PAGE_SHIFT);
+
+	if (start < end)
+		page_cache_ra_unbounded(&ractl, DIV_ROUND_UP(end - start, PAGE_SIZE), 0);
+}
+
 /**
  * ext4dec_read_chunk() - bring the chunk holding a page into the page cache
  * @file: an open file of an active inode
- * @index: the page
+ * @index: the page, before the end of the file
+ * @around: also read ahead fault_around_kb after the chunk
  *
- * Reads ahead exactly the pages of the chunk that holds @index (those
- * already cached are left alone), for a page fault that missed it.  A
- * single chunk is read and inflated by the caller (ext4dec_readahead()),
- * so the page is uptodate on return unless the chunk failed or memory ran
- * out; either way the fault finds it and read_folio() reports the error.
+ * For a page fault that missed @index: reads and inflates the chunk that
+ * holds it, in the caller, so the page is uptodate on return unless the
+ * chunk failed or memory ran out (either way the fault finds it and
+ * read_folio() reports the error).  A chunk none of whose pages is cached
+ * is read ahead whole (ext4dec_readahead()); one with some pages cached
+ * (left by reclaim) through read_folio(), which fills every absent page
+ * of it with one inflation.  Then, if @around, the chunks in the next
+ * fault_around_kb are read ahead: their I/O is started and the inflate
+ * workers fill them while the caller goes on with its page.
  *
  * Context: process, may sleep; no mmap or VMA lock needs to be held.
  */
-void ext4dec_read_chunk(struct file *file, pgoff_t index)
+void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around)
 {
 	struct address_space *mapping = file->f_mapping;
 	struct ext4dec_inode *ei = ext4dec_get(mapping->host);
-	loff_t start, end;
+	loff_t start, end, size;
+	struct folio *folio;
+	u32 csize;
 
 	if (!ei)
 		return;
-	start = rounddown((loff_t)index << PAGE_SHIFT, ei->sf.info.chunk_size);
-	end = start + ei->sf.info.chunk_size +
-	      roundup((loff_t)READ_ONCE(ext4dec_fault_around_kb) << 10,
-		      ei->sf.info.chunk_size);
-	end = min_t(loff_t, end, ei->sf.info.size);
-	if (start < end) {
-		DEFINE_READAHEAD(ractl, file, &file->f_ra, mapping,
-				 start >> PAGE_SHIFT);
-
-		page_cache_ra_unbounded(&ractl,
-					DIV_ROUND_UP(end - start, PAGE_SIZE), 0);
+	csize = ei->sf.info.chunk_size;
+	size = ei->sf.info.size;
+	start = rounddown((loff_t)index << PAGE_SHIFT, csize);
+	end = min_t(loff_t, start + csize, size);
+	if (!filemap_range_has_page(mapping, start, end - 1)) {
+		read_range(file, start, end, false);
+	} else {
+		folio = read_cache_folio(mapping, index, NULL, file);
+		if (!IS_ERR(folio))
+			folio_put(folio);
 	}
+	if (around && READ_ONCE(ext4dec_fault_around_kb))
+		read_range(file, end,
+			   min_t(loff_t, size,
+				 end + roundup((loff_t)READ_ONCE(ext4dec_fault_around_kb) << 10,
+					       csize)), true);
 	ext4dec_put(ei);
 }
 

@@ -642,15 +642,30 @@ static enum result t_fault_counts(void)
 	return r;
 }
 
+/* Pages of [@p, @p + @len) in the page cache (mincore), or -1 */
+static int resident_pages(const void *p, size_t len)
+{
+	unsigned char vec[64];
+	size_t i, n = len / 4096;
+	int r = 0;
+
+	if (n > sizeof(vec) || mincore((void *)p, len, vec))
+		return -1;
+	for (i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
 /*
  * fault_around_kb: a fault also reads that much after its chunk, in whole
- * chunks, and never past the end of the file.
+ * chunks (the workers fill them while the fault goes on), and never past
+ * the end of the file.
  */
 static enum result t_fault_around(void)
 {
 	const char *param = "/sys/module/ext4dec/parameters/fault_around_kb";
-	int fd = open(path("c32k"), O_RDONLY);
-	long long before, got[3];
+	int fd = open(path("c32k"), O_RDONLY), around, after;
+	long long before, got[2];
 	volatile unsigned char *m;
 
 	CHECK(fd >= 0, "open");
@@ -660,17 +675,122 @@ static enum result t_fault_around(void)
 	CHECK(m != MAP_FAILED, "mmap");
 	CHECK(!run("echo 40 > %s", param), "set fault_around_kb");
 	before = counter("chunks_inflated");
-	(void)m[5 * 32768 + 4096];	/* chunks 5, 6 and 7 */
+	(void)m[5 * 32768 + 4096];	/* chunk 5, and 6 and 7 read around */
+	around = resident_pages((const void *)(m + 6 * 32768), 2 * 32768);
+	after = resident_pages((const void *)(m + 8 * 32768), 32768);
+	(void)m[7 * 32768 + 8192];	/* cached already: waits for the workers */
 	got[0] = counter("chunks_inflated") - before;
-	(void)m[7 * 32768 + 8192];	/* read around already */
-	got[1] = counter("chunks_inflated") - before;
 	(void)m[DATA_SIZE - 1];		/* the last chunk: nothing after it */
-	got[2] = counter("chunks_inflated") - before;
+	got[1] = counter("chunks_inflated") - before;
 	run("echo 0 > %s", param);
 	munmap((void *)m, DATA_SIZE);
-	CHECK(got[0] == 3 && got[1] == 3 && got[2] == 4,
-	      "fault_around_kb=40 (2 chunks of 32K): %lld, %lld, %lld chunks inflated, not 3, 3, 4",
-	      got[0], got[1], got[2]);
+	CHECK(around == 16 && after == 0,
+	      "after a fault in chunk 5: %d of chunks 6-7's 16 pages cached, %d of chunk 8's",
+	      around, after);
+	CHECK(got[0] == 3 && got[1] == 4,
+	      "fault_around_kb=40 (2 chunks of 32K): %lld, then %lld chunks inflated, not 3, 4",
+	      got[0], got[1]);
+	return PASS;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* A cold mapping of c32k, populated by @how, reads the original's bytes. */
+static enum result populate_compare(const unsigned char *orig, const char *how)
+{
+	int fd = open(path("c32k"), O_RDONLY), flags = MAP_SHARED;
+	unsigned char *m;
+	int err = 0;
+
+	CHECK(fd >= 0, "open");
+	drop_caches();
+	if (!strcmp(how, "MAP_POPULATE"))
+		flags |= MAP_POPULATE;
+	m = mmap(NULL, DATA_SIZE, PROT_READ, flags, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED, "%s: mmap", how);
+	if (!strcmp(how, "mlock"))
+		err = mlock(m, DATA_SIZE);
+	else if (!strcmp(how, "MADV_POPULATE_READ"))
+		err = madvise(m, DATA_SIZE, MADV_POPULATE_READ);
+	CHECK(!err, "%s: %s", how, strerror(errno));
+	CHECK(!memcmp(m, orig, DATA_SIZE), "%s: the mapping differs from the original", how);
+	munmap(m, DATA_SIZE);
+	return PASS;
+}
+
+/*
+ * Faults through every path that reaches the fault handler: populated
+ * mappings (MAP_POPULATE, mlock, MADV_POPULATE_READ, as GUP faults pages
+ * in), a write to a cold private mapping (copy-on-write of a page read
+ * first), processes faulting in one chunk at once (one inflation), and a
+ * chunk with holes left by reclaim (one inflation fills them all).
+ */
+static enum result t_fault_paths(void)
+{
+	static const char *const how[] = { "MAP_POPULATE", "mlock", "MADV_POPULATE_READ" };
+	size_t len, i, off = 9 * 32768 + 4096 + 10;
+	unsigned char *orig = read_all(path("orig"), &len), *m, page[4096];
+	long long before;
+	int fd, st, bad = 0, holes;
+	enum result r = PASS;
+
+	CHECK(orig && len == DATA_SIZE, "read orig");
+	for (i = 0; r == PASS && i < sizeof(how) / sizeof(how[0]); i++)
+		r = populate_compare(orig, how[i]);
+	if (r != PASS)
+		return r;
+
+	/* copy-on-write of a cold page */
+	fd = open(path("c32k"), O_RDONLY);
+	CHECK(fd >= 0, "open");
+	drop_caches();
+	m = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(m != MAP_FAILED, "mmap private");
+	m[off] ^= 0xff;
+	memcpy(page, orig + off - 10, 4096);
+	page[10] ^= 0xff;
+	CHECK(!memcmp(m + off - 10, page, 4096), "written private page");
+	munmap(m, DATA_SIZE);
+	CHECK(pread(fd, page, 4096, off - 10) == 4096 && !memcmp(page, orig + off - 10, 4096),
+	      "the file changed under a private mapping");
+
+	/* four processes fault in chunk 20 at once */
+	drop_caches();
+	before = counter("chunks_inflated");
+	for (i = 0; i < 4; i++) {
+		if (fork())
+			continue;
+		m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		_exit(m == MAP_FAILED || memcmp(m + 20 * 32768 + i * 4096,
+						 orig + 20 * 32768 + i * 4096, 4096));
+	}
+	for (i = 0; i < 4; i++)
+		bad |= wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st);
+	CHECK(!bad, "a process read wrong bytes in chunk 20");
+	CHECK(counter("chunks_inflated") - before == 1,
+	      "4 processes faulting in one chunk inflated %lld chunks",
+	      counter("chunks_inflated") - before);
+
+	/* chunk 30 cached, then pages 1, 3 and 5 of it dropped */
+	CHECK(pread(fd, page, 4096, 30 * 32768) == 4096, "pread");
+	for (i = 1; i < 6; i += 2)
+		posix_fadvise(fd, 30 * 32768 + i * 4096, 4096, POSIX_FADV_DONTNEED);
+	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED, "mmap");
+	holes = 8 - resident_pages(m + 30 * 32768, 32768);
+	before = counter("chunks_inflated");
+	for (i = 1; i < 6; i += 2)
+		CHECK(!memcmp(m + 30 * 32768 + i * 4096, orig + 30 * 32768 + i * 4096, 4096),
+		      "page %zu of chunk 30", i);
+	CHECK(holes == 3 && counter("chunks_inflated") - before == 1,
+	      "a chunk with %d holes: %lld inflations to fill them", holes,
+	      counter("chunks_inflated") - before);
+	munmap(m, DATA_SIZE);
+	free(orig);
 	return PASS;
 }
 
@@ -1374,6 +1494,7 @@ static const struct test {
 	{ "random_reads_inflate_touched_chunks", t_random_read_counts },
 	{ "page_faults_inflate_touched_chunks", t_fault_counts },
 	{ "fault_around_kb_reads_following_chunks", t_fault_around },
+	{ "faults_populate_mlock_cow_concurrent_holes", t_fault_paths },
 	{ "memcg_limited_reader", t_memcg },
 	{ "concurrent_readers", t_concurrent },
 	{ "unlink_while_mapped", t_unlink_while_mapped },
