@@ -460,11 +460,36 @@ static uint64_t *scattered_order(uint64_t pages)
 	return order;
 }
 
-static void do_mmap(const char *path)
+/*
+ * Map @path privately and read one byte of each page @order[0..@n) in
+ * turn, between snapshots @a and @b.  Return: the sum of the bytes.
+ */
+static unsigned int touch_in_order(const char *path, const uint64_t *order,
+				   uint64_t n, struct snap *a, struct snap *b)
 {
 	volatile const unsigned char *map;
+	unsigned int sum = 0;
+	uint64_t i;
+	off_t size;
+	int fd;
+
+	snapshot(a);
+	fd = open_file(path, &size);
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		die("%s: mmap: %s", path, strerror(errno));
+	close(fd);
+	for (i = 0; i < n; i++)
+		sum += map[order[i] * PAGE];
+	munmap((void *)map, (size_t)size);
+	snapshot(b);
+	return sum;
+}
+
+static void do_mmap(const char *path)
+{
 	struct snap a, b;
-	uint64_t pages, i, *order;
+	uint64_t pages, *order;
 	unsigned int sum = 0;
 	char extra[64];
 	off_t size;
@@ -477,16 +502,7 @@ static void do_mmap(const char *path)
 	if (!pages)
 		die("%s: empty file", path);
 	order = scattered_order(pages);
-	snapshot(&a);
-	fd = open_file(path, &size);
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		die("%s: mmap: %s", path, strerror(errno));
-	close(fd);
-	for (i = 0; i < pages; i++)
-		sum += map[order[i] * PAGE];
-	munmap((void *)map, (size_t)size);
-	snapshot(&b);
+	sum = touch_in_order(path, order, pages, &a, &b);
 	snprintf(extra, sizeof(extra), "pages=%" PRIu64 " touch=%u", pages, sum & 0xff);
 	report("mmap", &a, &b, pages * PAGE, extra);
 	free(order);
@@ -530,7 +546,6 @@ static uint64_t *read_trace(const char *trace, uint64_t pages, uint64_t *n)
 
 static void do_replay(const char *path, const char *trace)
 {
-	volatile const unsigned char *map;
 	struct chunk_set chunks;
 	struct snap a, b;
 	uint64_t pages, i, n, *order;
@@ -546,16 +561,7 @@ static void do_replay(const char *path, const char *trace)
 	chunk_set_init(&chunks, (uint64_t)size);
 	for (i = 0; i < n; i++)
 		chunk_set_mark(&chunks, order[i] * PAGE);
-	snapshot(&a);
-	fd = open_file(path, &size);
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		die("%s: mmap: %s", path, strerror(errno));
-	close(fd);
-	for (i = 0; i < n; i++)
-		sum += map[order[i] * PAGE];
-	munmap((void *)map, (size_t)size);
-	snapshot(&b);
+	sum = touch_in_order(path, order, n, &a, &b);
 	snprintf(extra, sizeof(extra), "pages=%" PRIu64 " touched_chunks=%" PRIu64 " touch=%u",
 		 n, chunks.count, sum & 0xff);
 	report("replay", &a, &b, n * PAGE, extra);

@@ -55,12 +55,14 @@ def read_meta(path):
 def firefox_report(out):
     """The Firefox cold start section from DIR/firefox.txt (bench/firefox.sh).
 
-    Returns (markdown lines, summary lines, targets) where targets are
-    (text, measured, met) rows of issue 14; all empty without the file.
+    Returns (markdown lines, summary lines, targets, plot) where targets
+    are (text, measured, met) rows of issue 14 and plot is (configurations,
+    [(label, [(median, min, max) per configuration])]); all empty without
+    the file.
     """
     path = os.path.join(out, "firefox.txt")
     if not os.path.exists(path):
-        return [], [], []
+        return [], [], [], None
     runs, traces, boots = [], {}, []
     with open(path) as f:
         for line in f:
@@ -74,7 +76,7 @@ def firefox_report(out):
             elif w[0] == "FFBOOT":
                 boots.append(kv(w[1:]))
     if not runs:
-        return [], [], []
+        return [], [], [], None
     bad = [d for d in runs if d.get("rc") != "0"]
     if bad:
         die("Firefox failed to start: %s" % ", ".join(
@@ -212,12 +214,20 @@ def firefox_report(out):
                 m = med(vals(bw, c, wl, "s"))
                 cells.append(("%.2f s (%.2fx)" % (m, e / m)) if m and e else "–")
             q("| %s | %s | %s |" % (wlname.get(wl, wl), bwname(bw), " | ".join(cells)))
-    return md, sm, targets
+    plot = []
+    for wl in wls:
+        for bw in bws:
+            cells = []
+            for c in order:
+                t = vals(bw, c, wl, "s")
+                cells.append((med(t), min(t), max(t)) if t else (0, 0, 0))
+            plot.append(("%s, %s" % (wl, bwname(bw)), cells))
+    return md, sm, targets, (order, plot)
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--firefox":
-        md, _sm, targets = firefox_report(sys.argv[2])
+        md, _sm, targets, _plot = firefox_report(sys.argv[2])
         print("\n".join(md))
         for t, m, ok in targets:
             print("| %s | %s | %s |" % (t, m, "yes" if ok else "no"))
@@ -839,7 +849,7 @@ def main():
             p("")
 
     # --- Firefox, and issue 14's targets ---
-    ff_md, ff_sm, ff_targets = firefox_report(out)
+    ff_md, ff_sm, ff_targets, ff_plot = firefox_report(out)
     md.extend(ff_md)
     t14 = list(ff_targets)
     if szc:
@@ -948,9 +958,14 @@ def main():
             p50 = fig(slow, c, main_file, "rand", 1, "p50_ns", 1e-6) or (0, 0, 0)
             p99 = fig(slow, c, main_file, "rand", 1, "p99_ns", 1e-6) or (0, 0, 0)
             f.write("%s %.4f %.4f %.4f %.4f %.4f %.4f\n" % ((c,) + p50 + p99))
+    if ff_plot:
+        with open(os.path.join(out, "plot-firefox.dat"), "w") as f:
+            for label, cells in ff_plot[1]:
+                f.write("\"%s\" %s\n" % (label, " ".join("%.3f %.3f %.3f" % c for c in cells)))
+    panels = 1 + (1 if have_rand else 0) + (1 if ff_plot else 0)
     gp = []
     g = gp.append
-    g("set terminal pngcairo size 1200,%d font 'sans,10'" % (900 if have_rand else 480))
+    g("set terminal pngcairo size 1200,%d font 'sans,10'" % (480 + 420 * (panels - 1)))
     g("set output '%s'" % os.path.join(out, "bench.png"))
     g("set style data histogram")
     g("set style histogram errorbars gap 2 lw 1")
@@ -959,8 +974,8 @@ def main():
     g("set grid ytics")
     g("set key top right noenhanced")
     g("set bmargin 6")
-    if have_rand:
-        g("set multiplot layout 2,1")
+    if panels > 1:
+        g("set multiplot layout %d,1" % panels)
     runs = meta.get("repeats", "?")
     g("set title '%s: cold sequential read (median, min-max of %s run%s; QEMU %s, 2 vCPUs)' noenhanced"
       % (main_file, runs, "" if runs == "1" else "s", meta.get("accel", "?")))
@@ -980,6 +995,17 @@ def main():
         g("set logscale y")
         rd = os.path.join(out, "plot-rand.dat")
         g("plot '%s' using 2:3:4:xtic(1) title 'p50', '' using 5:6:7 title 'p99'" % rd)
+        g("unset logscale y")
+    if ff_plot:
+        g("set key top left noenhanced")
+        g("set title 'Firefox cold start (median, min-max): --help and --screenshot, per disk bandwidth' noenhanced")
+        g("set ylabel 'seconds'")
+        g("set yrange [0:*]")
+        fd = os.path.join(out, "plot-firefox.dat")
+        g("plot " + ", ".join("'%s' using %d:%d:%d%s title '%s'" % (
+            fd, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i, ":xtic(1)" if i == 0 else "", c)
+            for i, c in enumerate(ff_plot[0])))
+    if panels > 1:
         g("unset multiplot")
     with open(os.path.join(out, "plot.gp"), "w") as f:
         f.write("\n".join(gp) + "\n")
