@@ -40,17 +40,6 @@ FF_BW=0 FF_CONFIGS=ext4 FF_WORKLOADS=help FF_REPEATS=3 FF_TRACE='' FF_RECORD=0 F
 # shellcheck source=tests/vm/payloads/firefox/lib.sh
 . /payload/lib.sh
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
 finish() {
 	unmount_all
 	grep -q '^ext4dec ' /proc/modules && { rmmod ext4dec || not_ok "rmmod ext4dec"; }

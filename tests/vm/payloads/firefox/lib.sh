@@ -14,6 +14,19 @@ root=/mnt/demo
 lib=/usr/lib/firefox-esr/libxul.so
 mounts=
 setup_error=
+n=0
+failed=0
+
+# ok/not_ok DESCRIPTION: one TAP test point.
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
 
 diag() { sed 's/^/# /'; }
 now() { cut -d' ' -f1 /proc/uptime; }

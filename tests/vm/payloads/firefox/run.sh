@@ -39,18 +39,7 @@ DEMO_LIBXUL_SHA256=
 # shellcheck source=tests/vm/payloads/firefox/lib.sh
 . /payload/lib.sh
 out=${EXT4DEC_MNT:?}/firefox
-n=0
-failed=0
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
 finish() {
 	unmount_all
 	if [ -n "${dev:-}" ] && ! grep -q "^$dev " /proc/mounts; then
