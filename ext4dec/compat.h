@@ -62,17 +62,11 @@
 #endif
 
 /*
- * 6.3: __filemap_get_folio() returns an ERR_PTR instead of NULL on
- * failure.  ext4dec_grab_folio_nowait() returns a locked folio or NULL.
+ * 6.3: __filemap_get_folio() (and filemap_get_folio()) return an ERR_PTR
+ * instead of NULL on failure.  ext4dec_folio_or_null() makes either NULL.
  */
-static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
-						      pgoff_t index)
+static inline struct folio *ext4dec_folio_or_null(struct folio *folio)
 {
-	struct folio *folio;
-
-	folio = __filemap_get_folio(m, index,
-				    FGP_LOCK | FGP_CREAT | FGP_NOWAIT,
-				    readahead_gfp_mask(m));
 #if EXT4DEC_SINCE(6, 3, 0)
 	if (IS_ERR(folio))
 		return NULL;
@@ -80,17 +74,20 @@ static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
 	return folio;
 }
 
-/* ext4dec_find_folio(): a reference on the folio at @index, or NULL */
+/* a locked folio at @index, created if absent, without waiting; or NULL */
+static inline struct folio *ext4dec_grab_folio_nowait(struct address_space *m,
+						      pgoff_t index)
+{
+	return ext4dec_folio_or_null(__filemap_get_folio(m, index,
+							 FGP_LOCK | FGP_CREAT | FGP_NOWAIT,
+							 readahead_gfp_mask(m)));
+}
+
+/* a reference on the folio at @index, or NULL */
 static inline struct folio *ext4dec_find_folio(struct address_space *m,
 					       pgoff_t index)
 {
-	struct folio *folio = filemap_get_folio(m, index);
-
-#if EXT4DEC_SINCE(6, 3, 0)
-	if (IS_ERR(folio))
-		return NULL;
-#endif
-	return folio;
+	return ext4dec_folio_or_null(filemap_get_folio(m, index));
 }
 
 /*
