@@ -47,10 +47,6 @@ finish() {
 	[ "$failed" -eq 0 ]
 	exit
 }
-bail() {
-	not_ok "$*"
-	finish
-}
 
 echo "TAP version 13"
 echo "# kernel $(uname -r), disk $FF_BW MB/s, configurations: $FF_CONFIGS"

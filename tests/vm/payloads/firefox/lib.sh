@@ -27,6 +27,11 @@ not_ok() {
 	failed=$((failed + 1))
 	echo "not ok $n - $*"
 }
+# bail DESCRIPTION: a failed test point, then the sourcing script's finish.
+bail() {
+	not_ok "$*"
+	finish
+}
 
 diag() { sed 's/^/# /'; }
 now() { cut -d' ' -f1 /proc/uptime; }

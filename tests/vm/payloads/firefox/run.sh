@@ -57,10 +57,6 @@ finish() {
 	[ "$failed" -eq 0 ]
 	exit
 }
-bail() {
-	not_ok "$*"
-	finish
-}
 
 # shot NAME: cold screenshot of the page with a fresh profile into
 # $root/tmp/NAME.png; sets shot_time.
