@@ -52,6 +52,11 @@ def read_meta(path):
     return meta
 
 
+def bwname(bw):
+    """A bandwidth label of the results: MB/s, "0" for unthrottled."""
+    return "unthrottled" if bw == "0" else "%s MB/s" % bw
+
+
 def firefox_report(out):
     """The Firefox cold start section from DIR/firefox.txt (bench/firefox.sh).
 
@@ -101,8 +106,6 @@ def firefox_report(out):
     def med(v):
         return statistics.median(v) if v else None
 
-    def bwname(bw):
-        return "unthrottled" if bw == "0" else "%s MB/s" % bw
     wlname = {"help": "`--help`", "shot": "`--screenshot`"}
     md, sm, targets = [], [], []
     p = md.append
@@ -327,9 +330,6 @@ def main():
 
     slow = bws[0]
     last = bws[-1]
-
-    def bwname(bw):
-        return "unthrottled" if bw == "0" else "%s MB/s" % bw
 
     def chunk_of(c):
         for part in c.split("-"):
