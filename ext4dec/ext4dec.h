@@ -18,6 +18,7 @@
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/types.h>
 
@@ -141,12 +142,20 @@ extern struct ext4dec_stats ext4dec_stats;
 extern unsigned int ext4dec_nr_workspaces;
 extern unsigned int ext4dec_readahead_kb;
 extern unsigned int ext4dec_fault_around_kb;
-__printf(3, 4) void ext4dec_msg(const struct inode *inode, bool error,
+__printf(4, 5) void ext4dec_msg(struct ratelimit_state *rs,
+				const struct inode *inode, bool error,
 				const char *fmt, ...);
+/* a message rate-limited on its own, as printk_ratelimited() does */
+#define ext4dec_msg_ratelimited(inode, error, fmt, ...)			\
+({									\
+	static DEFINE_RATELIMIT_STATE(_rs, DEFAULT_RATELIMIT_INTERVAL,	\
+				      DEFAULT_RATELIMIT_BURST);		\
+	ext4dec_msg(&_rs, inode, error, fmt, ##__VA_ARGS__);		\
+})
 #define ext4dec_warn(inode, fmt, ...) \
-	ext4dec_msg(inode, false, fmt, ##__VA_ARGS__)
+	ext4dec_msg_ratelimited(inode, false, fmt, ##__VA_ARGS__)
 #define ext4dec_err(inode, fmt, ...) \
-	ext4dec_msg(inode, true, fmt, ##__VA_ARGS__)
+	ext4dec_msg_ratelimited(inode, true, fmt, ##__VA_ARGS__)
 
 /* hook.c */
 struct ext4dec_hook {

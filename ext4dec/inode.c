@@ -120,9 +120,16 @@ static int refuse(struct inode *inode, struct dentry *dentry,
 		[EXT4DEC_REFUSED_NOMEM] = "out of memory",
 	};
 
+	/* one rate limit per reason: a flood of one hides none of the others */
+	static struct ratelimit_state rs[EXT4DEC_NR_REFUSALS] = {
+		[0 ... EXT4DEC_NR_REFUSALS - 1] =
+			RATELIMIT_STATE_INIT(rs, DEFAULT_RATELIMIT_INTERVAL,
+					     DEFAULT_RATELIMIT_BURST),
+	};
+
 	atomic64_inc(&ext4dec_stats.refused[why]);
-	ext4dec_warn(inode, "%pd: not activated: %s%s%s", dentry, what[why],
-		     detail ? ": " : "", detail ? detail : "");
+	ext4dec_msg(&rs[why], inode, false, "%pd: not activated: %s%s%s",
+		    dentry, what[why], detail ? ": " : "", detail ? detail : "");
 	return refusal_errno[why];
 }
 

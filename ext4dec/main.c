@@ -12,7 +12,6 @@
 
 #include <linux/cpumask.h>
 #include <linux/module.h>
-#include <linux/ratelimit.h>
 
 struct ext4dec_stats ext4dec_stats;
 
@@ -41,21 +40,24 @@ MODULE_PARM_DESC(fault_around_kb,
 		 "Uncompressed data a page fault reads after its chunk (KiB, in whole chunks; default 0)");
 
 /**
- * ext4dec_msg() - log a ratelimited message about an inode
+ * ext4dec_msg() - log a rate-limited message about an inode
+ * @rs: the rate limit of the message's class
  * @inode: the inode concerned
  * @error: true for an error, false for a warning
  * @fmt: printf format
  *
- * Messages name the filesystem's device and the inode number.
+ * Messages name the filesystem's device and the inode number.  Each class
+ * of message has a rate limit of its own (ext4dec_warn() and ext4dec_err()
+ * one per call site), so that a burst of one class, refusals a user can
+ * provoke at will, never hides another, such as a report of corrupt data.
  */
-void ext4dec_msg(const struct inode *inode, bool error, const char *fmt, ...)
+void ext4dec_msg(struct ratelimit_state *rs, const struct inode *inode,
+		 bool error, const char *fmt, ...)
 {
-	static DEFINE_RATELIMIT_STATE(rs, DEFAULT_RATELIMIT_INTERVAL,
-				      DEFAULT_RATELIMIT_BURST);
 	struct va_format vaf;
 	va_list args;
 
-	if (!__ratelimit(&rs))
+	if (!__ratelimit(rs))
 		return;
 	va_start(args, fmt);
 	vaf.fmt = fmt;
