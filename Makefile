@@ -32,7 +32,7 @@ CC	?= cc
 CLANG	?= clang
 KERNELS	?= 6.1 6.12
 DEBUG_KERNELS ?= debug
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 45
 
 WARN	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	   -Wmissing-prototypes -Wno-missing-field-initializers

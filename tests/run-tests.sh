@@ -7,6 +7,9 @@
 #   fuzz  tests/fuzz/run-fuzz.sh    libFuzzer on the decoder, bounded time
 #   lint  scripts/kernel-lint.sh    checkpatch, kernel-doc, W=1 + sparse
 #   packaging tests/packaging/      make install/uninstall, DKMS, man pages
+#   harness tests/vm/harness.sh     the TAP helper, and QEMU runs that must
+#         fail (not ok, short or missing plan, kernel WARNING, hang), on
+#         the last of the --kernels
 #   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
 #         (the --kernels, then the --debug-kernels: KASAN/lockdep builds)
 #   stress tests/vm/stress.sh      hostile files, concurrency stress and
@@ -17,7 +20,7 @@
 #         last of the --kernels
 # and print a closing "N passed, N failed" line over all of them.
 #
-# Options: --fuzz-seconds=N (default 60), --vectors=DIR (default
+# Options: --fuzz-seconds=N (default 45), --vectors=DIR (default
 # ../shared/vectors/szip next to the project; tests that need it skip
 # visibly when it is absent), --kernels="6.1 6.12" (lint, packaging, vm),
 # --debug-kernels="debug" (vm and stress; "" for none), --host-only.
@@ -27,7 +30,7 @@ set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 1
 
-fuzz_seconds=60
+fuzz_seconds=45
 vectors=$top/../shared/vectors/szip
 kernels="6.1 6.12"
 debug_kernels=debug
@@ -86,6 +89,7 @@ if [[ $host_only -eq 0 ]]; then
 	run_suite lint scripts/kernel-lint.sh $kernels
 	# shellcheck disable=SC2086
 	run_suite packaging tests/packaging/test-packaging.sh $kernels
+	run_suite harness tests/vm/harness.sh "${kernels##* }"
 	# shellcheck disable=SC2086
 	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
 	# shellcheck disable=SC2086

@@ -951,7 +951,9 @@ else
 	bigsha=$(sha "$bigf")
 	bigsize=$(stat -c %s "$bigf")
 	diag "big input: $bigf ($bigsize bytes)"
-	for opts in "" "--filter=x86"; do
+	# once, with the x86 filter (the ELF path); the unit tests round-trip
+	# every filter and none on the system's libraries
+	for opts in "--filter=x86"; do
 		read -r -a bopts <<<"$opts"
 		t0=$(date +%s.%N)
 		"$release" -c "${bopts[@]}" "$bigf" >"$T/big.sz" 2>"$T/err"

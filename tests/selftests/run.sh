@@ -3,25 +3,56 @@
 #
 # tests/selftests/run.sh - entry point of the VM payload (busybox sh in the
 # guest; see tests/vm/run-vm.sh).  Loads ext4dec, runs the selftests in a
-# fresh directory of the ext4 scratch file system, unloads the module.
-# Prints TAP on stdout.
+# fresh directory of the ext4 scratch file system, then the conversion
+# scripts' tests, and unloads the module.  Prints one TAP stream on stdout
+# (tests/lib/tap.sh): the selftests' results as they come, then the
+# scripts' renumbered after them, then the plan; each program's own plan
+# must match its results.
 
 set -u
+# shellcheck source=tests/lib/tap.sh
+. ./tap.sh
 dir=${EXT4DEC_MNT:?}/selftests
 mkdir -p "$dir"
+echo "TAP version 13"
 echo "# kernel $(uname -r), scratch file system $EXT4DEC_DEV on $EXT4DEC_MNT"
 if ! modprobe ext4dec; then
-	echo "TAP version 13"
 	echo "not ok 1 modprobe_ext4dec"
 	echo "1..1"
 	exit 1
 fi
 dmesg | grep 'ext4dec: version' | sed 's/^/# /'
-ext4dec_test "$dir"
-rc=$?
+
+# the selftests first, streamed: a hang still leaves the results so far
+{
+	ext4dec_test "$dir"
+	echo $? >/tmp/selftests.rc
+} | tee /tmp/selftests.tap | grep -Ev '^(TAP version|1\.\.)'
+tap_n=$(grep -Ec '^(not )?ok([[:space:]]|$)' /tmp/selftests.tap)
+grep -q '^not ok' /tmp/selftests.tap && tap_rc=1
+if ! why=$(tap_plan_problem /tmp/selftests.tap); then
+	tap_n=$((tap_n + 1))
+	tap_rc=1
+	echo "not ok $tap_n selftests_plan # $why"
+fi
+rc=$(cat /tmp/selftests.rc)
+if [ "$rc" -ne 0 ] && ! grep -q '^not ok' /tmp/selftests.tap; then
+	tap_n=$((tap_n + 1))
+	tap_rc=1
+	echo "not ok $tap_n selftests_exit_status # exit $rc"
+fi
+
 # the conversion scripts, with the module loaded again if a test unloaded it
 grep -q '^ext4dec ' /proc/modules || modprobe ext4dec
-sh ./scripts.sh | sed -e 's/^TAP version 13$//' -e '/^$/d' -e 's/^1\.\./# scripts: 1../' \
-	-e 's/^\(not \)*ok \([0-9]*\) /\1ok S\2 /' || rc=1
-grep -q '^ext4dec ' /proc/modules && { rmmod ext4dec || rc=1; }
-exit $rc
+sh ./scripts.sh >/tmp/scripts.tap 2>&1
+tap_part scripts /tmp/scripts.tap $?
+
+tap_n=$((tap_n + 1))
+if grep -q '^ext4dec ' /proc/modules && ! rmmod ext4dec; then
+	echo "not ok $tap_n rmmod_at_the_end"
+	tap_rc=1
+else
+	echo "ok $tap_n rmmod_at_the_end"
+fi
+tap_plan
+exit $tap_rc

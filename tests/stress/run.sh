@@ -11,7 +11,7 @@
 #   faults   ext4dec_faults: failslab, fail_page_alloc, fail_make_request
 #            (kernels with fault injection in debugfs; skipped elsewhere)
 # then unloads the module.  Prints one TAP stream on stdout, numbered
-# across the parts.  stress.conf may also set STRESS_SECONDS (the stress
+# across the parts, each part's plan checked (tests/lib/tap.sh).  stress.conf may also set STRESS_SECONDS (the stress
 # part's duration) and STRESS_HOSTILE_OPTS / STRESS_FAULT_OPTS (options of
 # those programs).
 
@@ -24,43 +24,19 @@ STRESS_FAULT_OPTS=""
 [ -f ./stress.conf ] && . ./stress.conf
 mnt=${EXT4DEC_MNT:?}
 out=/tmp/stress-tap
-n=0
-rc=0
+# shellcheck source=tests/lib/tap.sh
+. ./tap.sh
 
 echo "TAP version 13"
 echo "# kernel $(uname -r), parts: $STRESS_PARTS"
 
-# emit FILE: the part's TAP lines, renumbered to follow the earlier ones.
-emit() {
-	while IFS= read -r line; do
-		case $line in
-		"TAP version"* | 1..*) ;;
-		"ok "* | "not ok "*)
-			n=$((n + 1))
-			echo "$line" | sed -E "s/^(not )?ok [0-9]+/\\1ok $n/"
-			;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done <"$1"
-}
-
-# part NAME CMD...: run one part, its output renumbered; a non-zero exit
-# without a "not ok" line adds one.
+# part NAME CMD...: run one part; its TAP joins the stream (tap_part)
 part() {
 	name=$1
 	shift
 	start=$(cut -d. -f1 /proc/uptime)
 	"$@" >"$out" 2>&1
-	prc=$?
-	emit "$out"
-	if [ $prc -ne 0 ]; then
-		rc=1
-		if ! grep -q '^not ok' "$out"; then
-			n=$((n + 1))
-			echo "not ok $n ${name}_exit_status # exit $prc"
-		fi
-	fi
+	tap_part "$name" "$out" $?
 	echo "# $name took $(($(cut -d. -f1 /proc/uptime) - start)) s"
 }
 
@@ -87,24 +63,24 @@ for p in $STRESS_PARTS; do
 			# shellcheck disable=SC2086
 			part faults ext4dec_faults $STRESS_FAULT_OPTS "$mnt/faults"
 		else
-			n=$((n + 1))
-			echo "ok $n faults # SKIP no failslab/fail_page_alloc in debugfs (not a fault-injection kernel)"
+			tap_n=$((tap_n + 1))
+			echo "ok $tap_n faults # SKIP no failslab/fail_page_alloc in debugfs (not a fault-injection kernel)"
 		fi
 		;;
 	*)
-		n=$((n + 1))
-		echo "not ok $n unknown_part_$p"
-		rc=1
+		tap_n=$((tap_n + 1))
+		echo "not ok $tap_n unknown_part_$p"
+		tap_rc=1
 		;;
 	esac
 done
 
-n=$((n + 1))
+tap_n=$((tap_n + 1))
 if grep -q '^ext4dec ' /proc/modules && ! rmmod ext4dec; then
-	echo "not ok $n rmmod_at_the_end"
-	rc=1
+	echo "not ok $tap_n rmmod_at_the_end"
+	tap_rc=1
 else
-	echo "ok $n rmmod_at_the_end"
+	echo "ok $tap_n rmmod_at_the_end"
 fi
-echo "1..$n"
-exit $rc
+tap_plan
+exit $tap_rc

@@ -76,7 +76,9 @@
 # summary.txt.
 #
 # Exit status: 0 pass; 1 test failure (payload exit status != 0, "not ok"
-# in the TAP, bad dmesg line, fsck error, guest setup error, crash, timeout);
+# in the TAP, a TAP plan missing or not matching the results
+# (tests/lib/tap.sh), bad dmesg line, fsck error, guest setup error, crash,
+# timeout);
 # 2 harness or usage error.
 
 set -euo pipefail
@@ -84,6 +86,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=tests/lib/tap.sh
+. "$here/../lib/tap.sh"
 
 # The whole script is one function, so bash parses all of it before running
 # anything: editing this file while a (long) run is going does not break it.
@@ -512,19 +516,24 @@ main() {
 	if grep -Eq '^not ok' "$out/tap.txt" && grep -E '^not ok' "$out/tap.txt" | grep -Eqvi '#[[:space:]]*todo'; then
 		failures+=("TAP output contains 'not ok'")
 	fi
+	tap_why=$(tap_plan_problem "$out/tap.txt") || failures+=("$tap_why")
 
-	# Kernel problems.  Scan the guest dmesg; if it never arrived (crash), scan
-	# the console log, which has the same kernel messages plus a panic, if any.
+	# Kernel problems.  Scan the guest dmesg and the kernel's lines on the
+	# serial console: the ring buffer dumped at the end may have lost an
+	# early report to a noisy run, and a crash leaves no dump at all.
 	# Most sanitizer and lockdep reports start with "BUG:" or "WARNING:"
 	# (e.g. "BUG: KASAN: ...", "BUG: KFENCE: ...", "WARNING: suspicious RCU
 	# usage"); the rest are listed for the debug kernel: UBSAN, lockdep's
 	# non-static key and DEBUG_LOCKS_WARN_ON, debugobjects (ODEBUG), SLUB
 	# debug ("BUG kmalloc-64 (Not tainted): ..."), kmemleak (its summary; the
-	# objects are printed with kmemleak.verbose=1).
-	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x'
-	scan=$out/dmesg.txt
-	[[ -s $scan ]] || scan=$console_log
-	tr -d '\r' <"$scan" | grep -E "$bad_re" >"$work/bad" || true
+	# objects are printed with kmemleak.verbose=1).  Then ext4's own error
+	# reports, the scheduler throttling a real-time task (the inflate
+	# workers), and ext4dec's hook errors.
+	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x|EXT4-fs error|RT throttling activated|ext4dec: (cannot hook|unhooking|cannot find|ext4 is not available)'
+	{
+		tr -d '\r' <"$out/dmesg.txt"
+		tr -d '\r' <"$console_log" | grep -E '^<?[0-9]*>?\[ *[0-9]+\.[0-9]+\] '
+	} | grep -E "$bad_re" | awk '!seen[$0]++' >"$work/bad" || true
 	if [[ -n ${EXT4DEC_VM_DMESG_IGNORE:-} && -s $work/bad ]]; then
 		grep -Ev "$EXT4DEC_VM_DMESG_IGNORE" "$work/bad" >"$work/bad2" || true
 		mv "$work/bad2" "$work/bad"

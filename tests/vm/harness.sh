@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/vm/harness.sh - tests of the test harness itself: the TAP helper
+# (tests/lib/tap.sh) on the host, then tests/vm/run-vm.sh on payloads that
+# must fail it, each for its own reason: a "not ok", a plan left short, no
+# plan, a WARNING in the guest's kernel log, a payload that hangs.  (Every
+# other VM suite is the check that a good run passes.)
+#
+# Usage: tests/vm/harness.sh [SERIES]   (default: 6.12)
+#
+# Prints TAP and "# harness: P passed, F failed, S skipped" last; exit 1 on
+# any failure.
+
+set -u
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$top" || exit 2
+series=${1:-6.12}
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
+
+n=0 pass=0 fail=0
+ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n $*"; }
+not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n $*"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# plan CASE WANT TEXT: tap_plan_problem on TEXT says WANT ("" for nothing)
+plan() {
+	local got
+	printf '%s' "$3" >"$tmp/t"
+	got=$(tap_plan_problem "$tmp/t")
+	if [[ $got == "$2" ]]; then
+		ok "tap_plan_problem: $1"
+	else
+		not_ok "tap_plan_problem: $1"
+		echo "# got '$got', wanted '$2'"
+	fi
+}
+plan "plan last" "" $'TAP version 13\nok 1 a\nnot ok 2 b\n# c\n1..2\n'
+plan "plan first" "" $'1..2\nok 1 a\nok 2 b # SKIP x\n'
+plan "skip all" "" $'1..0 # SKIP setup failed\n'
+plan "short" "TAP plan 1..3 but 2 results" $'ok 1 a\nok 2 b\n1..3\n'
+plan "long" "TAP plan 1..1 but 2 results" $'1..1\nok 1 a\nok 2 b\n'
+plan "none" "no TAP plan (1..N): the run stopped early" $'ok 1 a\n'
+plan "two" "2 TAP plans" $'1..1\nok 1 a\n1..1\n'
+plan "diagnostics are no results" "" $'1..1\nok 1 a\n# ok 2 b\n  not ok 3\n'
+
+# tap_part: a part that dies after its first result gets a "not ok"
+printf 'TAP version 13\nok 1 a\nok 2 b\n1..2\n' >"$tmp/p1"
+printf 'ok 1 c\n' >"$tmp/p2"
+(
+	tap_part one "$tmp/p1" 0
+	tap_part two "$tmp/p2" 0
+	tap_plan
+	echo "rc $tap_rc"
+) >"$tmp/joined"
+if [[ $(grep -c '^ok' "$tmp/joined") == 3 ]] && grep -q '^not ok 4 two_plan # no TAP plan' "$tmp/joined" &&
+	grep -qx '1..4' "$tmp/joined" && grep -qx 'rc 1' "$tmp/joined"; then
+	ok "tap_part: renumbers, and a part without its plan fails"
+else
+	not_ok "tap_part: renumbers, and a part without its plan fails"
+	sed 's/^/# /' "$tmp/joined"
+fi
+
+# boot WANT-STATUS WHY NAME SCRIPT [RUN-VM ARGS...]: boot SCRIPT as the
+# payload; run-vm.sh must exit WANT-STATUS and, when failing, give WHY
+# (an extended regex) as its reason
+boot() {
+	local want=$1 why=$2 name=$3 script=$4 rc
+	shift 4
+	mkdir -p "$tmp/$name"
+	printf '#!/bin/sh\n%s\n' "$script" >"$tmp/$name/run.sh"
+	tests/vm/run-vm.sh -k "$series" -p "$tmp/$name" -o "$tmp/$name.out" "$@" \
+		>"$tmp/$name.tap" 2>"$tmp/$name.log"
+	rc=$?
+	if [[ $rc -ne $want ]]; then
+		not_ok "run-vm.sh: $name: exit $rc, not $want"
+		grep -E '^ext4dec-vm: (  |result|error)' "$tmp/$name.log" | sed 's/^/# /'
+	elif [[ $want -ne 0 ]] && ! grep -Eq "^ext4dec-vm:   ($why)" "$tmp/$name.log"; then
+		not_ok "run-vm.sh: $name: failed without saying '$why'"
+		grep -E '^ext4dec-vm: (  |result|error)' "$tmp/$name.log" | sed 's/^/# /'
+	else
+		ok "run-vm.sh: $name${why:+: fails with \"$why\"}"
+	fi
+}
+boot 1 "TAP output contains 'not ok'" not_ok 'echo "ok 1 a"; echo "not ok 2 b"; echo "1..2"; exit 0'
+boot 1 "TAP plan 1..3 but 1 results" short_plan 'echo "1..3"; echo "ok 1 a"'
+boot 1 "no TAP plan" no_plan 'echo "ok 1 a"'
+boot 1 "kernel log has 1 suspicious line" warning \
+	'echo "WARNING: ext4dec harness test" >/dev/kmsg; echo "ok 1 a"; echo "1..1"'
+boot 1 "payload timed out" hang 'echo "ok 1 a"; sleep 600; echo "1..1"' -t 5
+
+echo "1..$n"
+echo "# harness: $pass passed, $fail failed, 0 skipped"
+[[ $fail -eq 0 ]]
