@@ -4,7 +4,8 @@
  * selftests and the stress programs run in the VM, and the hostile-file
  * generator on the host.  TAP diagnostics, a seeded pseudo-random
  * generator, test data that compresses like code, shell commands, whole
- * files, inode flags and the module's counters in sysfs.
+ * files, inode flags, the module's counters in sysfs and the running
+ * kernel's version.
  *
  * Everything is static and each program takes what it needs; the
  * generator's state is the including program's own.
@@ -22,9 +23,21 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Is the running kernel at least @major.@minor? */
+static inline int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
+}
 
 /* Print a TAP diagnostic line ("# ..."). */
 static inline void __attribute__((format(printf, 1, 2)))

@@ -12,8 +12,8 @@
  * (size, bad chunks, hash); the file is copied into DSTDIR (zero blocks
  * written, left as holes or preallocated as unwritten extents, in turn);
  * FS_IOC_SETFLAGS sets FS_COMPR_FL, which must succeed or fail with EINVAL
- * as the manifest allows (or with EOPNOTSUPP for a zstd file with a
- * dictionary, which Linux 6.1 cannot decode).  A refused file must read
+ * as the manifest allows (or, before Linux 6.12, whose zstd cannot use a
+ * dictionary, with EOPNOTSUPP for a zstd file with one).  A refused file must read
  * back raw, without +c.  An activated one must have the uncompressed size
  * and be read with read(), through a whole-file mapping
  * (SIGBUS caught page by page), with random pread()s at a fixed seed and
@@ -77,6 +77,8 @@ struct shared {
 
 static struct shared *sh;
 static const char *srcdir, *dstdir;
+/* the kernel's zstd takes dictionaries (6.12 and later) */
+static bool zstd_dicts;
 static unsigned long preads_per_file = 24;
 static u64 seed = 1;
 static unsigned long max_mutations = ~0UL;
@@ -458,7 +460,8 @@ static void run_one(unsigned long idx, const char *name, const char *act,
 			     szip_strerror(r.err));
 		else
 			check_active(&r, dst, buf, cap);
-	} else if (err == EINVAL || (err == EOPNOTSUPP && ref_optional(raw, n))) {
+	} else if (err == EINVAL ||
+		   (err == EOPNOTSUPP && !zstd_dicts && ref_optional(raw, n))) {
 		inc(refused);
 		if (r.act == REF_ACCEPT && err == EINVAL)
 			fail("refused (EINVAL); the library accepts it");
@@ -558,6 +561,7 @@ usage:
 	}
 	srcdir = argv[optind];
 	dstdir = argv[optind + 1];
+	zstd_dicts = kernel_at_least(6, 12);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
