@@ -4,7 +4,7 @@
  * test VM whose kernel has failslab, fail_page_alloc and fail_make_request
  * in debugfs; ext4dec loaded, szip in PATH).
  *
- * Usage: ext4dec_faults [-r ROUNDS] [-d DISK] [-o TESTS] [-v] DIR
+ * Usage: ext4dec_faults [-r ROUNDS] [-d DISK] [-o TESTS] [-s] [-v] DIR
  *
  * Allocation failures, made by failslab and fail_page_alloc in this
  * process only (sleeping allocations included):
@@ -31,7 +31,11 @@
  * allocated by ext4dec.  Prints TAP and the counts.
  *
  * DISK is the scratch disk (vda); TESTS a comma-separated subset of open,
- * stat, chattr, read, random, io, kmemleak; -v prints every step.
+ * stat, chattr, read, random, io, kmemleak; -v prints every step.  Each
+ * sweep and the random rounds must inject faults (their counts are
+ * printed).  -s (strict, for a kernel built for fault injection): a knob
+ * that cannot be set, a disk without make-it-fail or kmemleak left off
+ * fails the test concerned instead of being a diagnostic or a skip.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +75,7 @@ static int ndiag, failures;
 static const char *only;
 static bool verbose;
 static const char *cur_test;
+static bool strict;
 
 /* a test file: the original and its szip bytes */
 struct tfile {
@@ -88,8 +93,10 @@ static struct tfile tfiles[] = {
 	{ "x86-16k", (200 << 10) + 333, "--filter=x86", NULL, NULL, 0, 16384 },
 };
 
-/* counts for the summary */
+/* counts for the summary; random_seen: operations of the random rounds
+ * that an injected fault made fail (cleanly) */
 static long injected, clean_errors, successes, verify_reads, sigbus, eio;
+static long random_seen;
 
 static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
@@ -128,7 +135,10 @@ static void knob(const char *name, const char *val)
 		if (errno != ENOMEM)
 			break;
 	}
-	diag("%s = %s: %s", name, val, strerror(errno));
+	if (strict)
+		fail("cannot set %s to %s: %s", name, val, strerror(errno));
+	else
+		diag("%s = %s: %s", name, val, strerror(errno));
 }
 
 static char *fpath(const char *name)
@@ -527,8 +537,10 @@ static void random_rounds(int rounds)
 				continue;
 			}
 			buf = read_fd(fd, &n);
-			if (!buf)
+			if (!buf) {
 				clean_error(errno, "read", f);
+				random_seen++;
+			}
 			else if (n > f->size || memcmp(buf, f->data, n))
 				fail("%s: round %d: wrong bytes", f->name, r);
 			free(buf);
@@ -541,8 +553,10 @@ static void random_rounds(int rounds)
 				if (m != MAP_FAILED) {
 					size_t off = (rng() % (f->size / PAGE)) * PAGE;
 
-					if (touch(m, off, PAGE, page))
+					if (touch(m, off, PAGE, page)) {
 						sigbus++;
+						random_seen++;
+					}
 					else if (memcmp(page, f->data + off, PAGE))
 						fail("%s: round %d: wrong mapped page",
 						     f->name, r);
@@ -551,15 +565,18 @@ static void random_rounds(int rounds)
 			}
 			close(fd);
 			err = set_compr(name, false);
+			random_seen += !!err;
 			if (err && err != ENOMEM && err != EIO && err != EBUSY)
 				fail("%s: chattr -c under faults: %s", f->name,
 				     strerror(err));
 			err = set_compr(name, true);
+			random_seen += !!err;
 			if (err && err != ENOMEM && err != EIO)
 				fail("%s: chattr +c under faults: %s", f->name,
 				     strerror(err));
 		} else {
 			clean_error(err, "open", f);
+			random_seen++;
 		}
 		alloc_faults_random(0);
 		/* whatever happened: +c, active, right bytes */
@@ -834,6 +851,7 @@ static int run_tests(int rounds, const char *disk)
 	struct sigaction sa = { .sa_handler = on_sigbus };
 	unsigned int pts[4];
 	long long nomem, io;
+	long inj0;
 	int nr = 0, leaks;
 	char p[64];
 
@@ -853,36 +871,54 @@ static int run_tests(int rounds, const char *disk)
 		const struct tfile *f = &tfiles[i];
 		char name[64];
 
+		/* a sweep that injected nothing tested nothing */
 		if (wanted("open")) {
 			snprintf(name, sizeof(name), "faults_activate_by_open_%s", f->name);
-			TEST(name, nth_fd >= 0, sweep_activate_hook(f, false, &pts[0]));
-			diag("%s: %u fault points", name, pts[0]);
+			inj0 = injected;
+			TEST(name, nth_fd >= 0 && injected > inj0,
+			     sweep_activate_hook(f, false, &pts[0]));
+			diag("%s: %u fault points, %ld faults injected", name, pts[0],
+			     injected - inj0);
 		}
 		if (wanted("stat")) {
 			snprintf(name, sizeof(name), "faults_activate_by_stat_%s", f->name);
-			TEST(name, nth_fd >= 0, sweep_activate_hook(f, true, &pts[0]));
-			diag("%s: %u fault points", name, pts[0]);
+			inj0 = injected;
+			TEST(name, nth_fd >= 0 && injected > inj0,
+			     sweep_activate_hook(f, true, &pts[0]));
+			diag("%s: %u fault points, %ld faults injected", name, pts[0],
+			     injected - inj0);
 		}
 		if (wanted("chattr")) {
 			snprintf(name, sizeof(name), "faults_activate_by_chattr_%s", f->name);
-			TEST(name, nth_fd >= 0, sweep_activate_chattr(f, &pts[0]));
-			diag("%s: %u fault points", name, pts[0]);
+			inj0 = injected;
+			TEST(name, nth_fd >= 0 && injected > inj0,
+			     sweep_activate_chattr(f, &pts[0]));
+			diag("%s: %u fault points, %ld faults injected", name, pts[0],
+			     injected - inj0);
 		}
 		if (wanted("read")) {
 			snprintf(name, sizeof(name), "faults_read_%s", f->name);
 			/* page faults: one file is enough (and slow) */
 			pts[2] = 0;
-			TEST(name, nth_fd >= 0, sweep_read(f, R_PREAD, &pts[0]);
+			inj0 = injected;
+			TEST(name, nth_fd >= 0 && injected > inj0 && pts[0] && pts[1] &&
+			     (i || pts[2]),
+			     sweep_read(f, R_PREAD, &pts[0]);
 			     sweep_read(f, R_READ, &pts[1]);
 			     if (!i) sweep_read(f, R_MMAP, &pts[2]));
-			diag("%s: %u fault points in pread, %u in read, %u in a page fault",
-			     name, pts[0], pts[1], pts[2]);
+			diag("%s: %u fault points in pread, %u in read, %u in a page fault, %ld faults injected",
+			     name, pts[0], pts[1], pts[2], injected - inj0);
 		}
 	}
 	diag("faults: refusals/no_memory +%lld, refusals/io_error +%lld",
 	     counter("refusals/no_memory") - nomem, counter("refusals/io_error") - io);
-	if (wanted("random"))
-		TEST("faults_random_allocation_failures", 1, random_rounds(rounds));
+	if (wanted("random")) {
+		inj0 = random_seen;
+		TEST("faults_random_allocation_failures", random_seen > inj0,
+		     random_rounds(rounds));
+		diag("faults_random_allocation_failures: %ld operations failed cleanly",
+		     random_seen - inj0);
+	}
 	alloc_faults_random(0);
 	knob("/proc/self/make-it-fail", "0");
 	diag("faults: %ld faults injected, %ld clean errors (%ld SIGBUS), %ld operations succeeded, %ld verification reads",
@@ -896,7 +932,10 @@ static int run_tests(int rounds, const char *disk)
 		r = io_errors(disk);
 		diag("faults: I/O errors gave %ld EIO and %ld SIGBUS", eio,
 		     sigbus - sigbus_before);
-		if (r < 0)
+		if (r < 0 && strict)
+			printf("not ok %d faults_io_error_on_the_disk # no make-it-fail for %s\n",
+			       ++nr, disk);
+		else if (r < 0)
 			printf("ok %d faults_io_error_on_the_disk # SKIP no make-it-fail for %s\n",
 			       ++nr, disk);
 		else
@@ -912,7 +951,10 @@ static int run_tests(int rounds, const char *disk)
 	cur_test = "faults_kmemleak";
 	if (wanted("kmemleak")) {
 		leaks = kmemleak_check();
-		if (leaks < 0)
+		if (leaks < 0 && strict)
+			printf("not ok %d faults_kmemleak # kmemleak is off (boot with kmemleak=on)\n",
+			       ++nr);
+		else if (leaks < 0)
 			printf("ok %d faults_kmemleak # SKIP kmemleak is off (boot with kmemleak=on)\n",
 			       ++nr);
 		else
@@ -930,7 +972,7 @@ int main(int argc, char **argv)
 	double seen;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "r:d:o:v")) != -1) {
+	while ((opt = getopt(argc, argv, "r:d:o:sv")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = atoi(optarg);
@@ -941,6 +983,9 @@ int main(int argc, char **argv)
 		case 'o':
 			only = optarg;
 			break;
+		case 's':
+			strict = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -950,7 +995,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 usage:
-		fprintf(stderr, "usage: %s [-r ROUNDS] [-d DISK] [-o TESTS] [-v] DIR\n",
+		fprintf(stderr, "usage: %s [-r ROUNDS] [-d DISK] [-o TESTS] [-s] [-v] DIR\n",
 			argv[0]);
 		return 2;
 	}

@@ -11,15 +11,18 @@
 #   faults   ext4dec_faults: failslab, fail_page_alloc, fail_make_request
 #            (kernels with fault injection in debugfs; skipped elsewhere)
 # then unloads the module.  Prints one TAP stream on stdout, numbered
-# across the parts, each part's plan checked (tests/lib/tap.sh).  stress.conf may also set STRESS_SECONDS (the stress
-# part's duration) and STRESS_HOSTILE_OPTS / STRESS_FAULT_OPTS (options of
-# those programs).
+# across the parts, each part's plan checked (tests/lib/tap.sh).
+# stress.conf may also set STRESS_SECONDS (the stress part's duration),
+# STRESS_HOSTILE_OPTS / STRESS_FAULT_OPTS (options of those programs) and
+# STRESS_FAULTS_STRICT=1 (a kernel built for fault injection: its absence
+# fails instead of skipping).
 
 set -u
 STRESS_PARTS="hostile stress faults"
 STRESS_SECONDS=120
 STRESS_HOSTILE_OPTS=""
 STRESS_FAULT_OPTS=""
+STRESS_FAULTS_STRICT=0
 # shellcheck disable=SC1091
 [ -f ./stress.conf ] && . ./stress.conf
 mnt=${EXT4DEC_MNT:?}
@@ -62,6 +65,10 @@ for p in $STRESS_PARTS; do
 		if [ -d /sys/kernel/debug/failslab ] && [ -d /sys/kernel/debug/fail_page_alloc ]; then
 			# shellcheck disable=SC2086
 			part faults ext4dec_faults $STRESS_FAULT_OPTS "$mnt/faults"
+		elif [ "$STRESS_FAULTS_STRICT" = 1 ]; then
+			tap_n=$((tap_n + 1))
+			tap_rc=1
+			echo "not ok $tap_n faults # no failslab/fail_page_alloc in debugfs on a fault-injection kernel"
 		else
 			tap_n=$((tap_n + 1))
 			echo "ok $tap_n faults # SKIP no failslab/fail_page_alloc in debugfs (not a fault-injection kernel)"

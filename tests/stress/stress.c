@@ -220,6 +220,11 @@ static void reader(int id, bool in_cgroup)
 
 		snprintf(pid, sizeof(pid), "%d", getpid());
 		write_str(CGROUP "/cgroup.procs", pid);
+		/* a reader left outside would run unlimited, testing nothing */
+		if (run("grep -q '^0::/ext4dec-stress$' /proc/%d/cgroup", getpid())) {
+			problem("reader %d is not in %s", id, CGROUP);
+			add(errors, 1);
+		}
 	}
 	rng_state = 1000 + id;
 	while (!stopping()) {
@@ -638,7 +643,9 @@ static bool setup_cgroup(unsigned int max_mb)
 		return false;
 	snprintf(v, sizeof(v), "%uM", max_mb);
 	write_str(CGROUP "/memory.max", v);
-	return true;
+	/* the limit must be in force, or the readers run unlimited */
+	return !run("grep -qx %llu " CGROUP "/memory.max",
+		    (unsigned long long)max_mb << 20);
 }
 
 /* After the run: every file reads back exactly, cold, and cycles. */
@@ -719,8 +726,8 @@ usage:
 	printf("ok %d stress_setup\n", ++nr);
 	diag("stress: setup took %.0f s", now() - t0);
 	cg = setup_cgroup(max_mb);
-	if (!cg)
-		diag("no memory cgroup: readers run unlimited");
+	printf("%sok %d stress_memory_cgroup # two readers limited to %u MB\n",
+	       cg ? "" : "not ", ++nr, max_mb);
 
 	/* the module stays in use: one file open and mapped all along */
 	hold_fd = open(fpath(files[0].name), O_RDONLY);
@@ -808,5 +815,5 @@ usage:
 	if (cg)
 		rmdir(CGROUP);
 	printf("1..%d\n", nr);
-	return st->mismatches || st->errors || st->rmmod_wrong;
+	return st->mismatches || st->errors || st->rmmod_wrong || !cg;
 }

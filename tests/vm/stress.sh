@@ -89,11 +89,13 @@ suite_module_src "$src"
 
 # --- per kernel ----------------------------------------------------------------
 for s in "${series[@]}"; do
-	append=() secs=120 hostile_opts="-j 2" fault_opts=""
+	append=() secs=120 hostile_opts="-j 2" fault_opts="" strict=0
 	case $s in
 	debug*)
+		# built for fault injection: whatever of it is missing fails
+		strict=1 fault_opts="-s"
 		if [[ $full -eq 0 ]]; then
-			secs=60 hostile_opts="-j 2 -p 8 -m 300" fault_opts="-r 20"
+			secs=60 hostile_opts="-j 2 -p 8 -m 300" fault_opts="-s -r 20"
 		fi
 		[[ $kmemleak -eq 0 ]] || append=(--append "kmemleak=on")
 		;;
@@ -103,6 +105,7 @@ for s in "${series[@]}"; do
 		echo "STRESS_SECONDS=${seconds:-$secs}"
 		echo "STRESS_HOSTILE_OPTS=\"$hostile_opts\""
 		echo "STRESS_FAULT_OPTS=\"$fault_opts\""
+		echo "STRESS_FAULTS_STRICT=$strict"
 	} >"$payload/stress.conf"
 	suite_boot stress "$s" "$out/$s" -p "$payload" --module-src "$src" \
 		--bin tools/szip/szip --bin "$out/ext4dec_hostile" \
