@@ -5,7 +5,8 @@
 # tests need, only those that are missing.
 #
 # Usage: scripts/install-deps.sh host
-#   host: compiler, zlib, libdeflate, libzstd, liblz4, libxxhash, clang + libFuzzer runtime, python3,
+#   host: compiler, zlib, libdeflate, libzstd, liblz4, libxxhash, clang + libFuzzer runtime, python3
+#         with zstandard and lz4 (the CLI tests' reference reader),
 #         sparse (kernel lint), e2fsprogs, dkms and groff (packaging tests)
 #
 # Runs apt-get as root directly or through sudo.  Does nothing (and needs
@@ -14,6 +15,7 @@
 set -euo pipefail
 
 host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev
+	   python3-zstandard python3-lz4
 	   libxxhash-dev clang libclang-rt-dev python3 coreutils sparse e2fsprogs dkms groff-base
 	   kmod)
 

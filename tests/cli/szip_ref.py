@@ -15,20 +15,32 @@ that files written by our packer are checked by a second reader.
                                      v2: contiguous chunks, none longer
                                      than its size; prints one summary line
 
-Format 2 (section 9): header, tables, stored and deflate chunks and both
-checksums are decoded here; zstd and LZ4 chunk payloads are not (no codec
-in Python's standard library): for those only the container and the
-lengths are checked, and decoding reports it cannot go further.
+Format 2 (section 9): header, tables, stored, deflate, zstd and LZ4
+chunks and both checksums are decoded here.  zstd and LZ4 need Debian's
+python3-zstandard and python3-lz4 (run with the system's python3); without
+the one a file needs, decoding stops with exit status 3 and says which.
+
+Exit status: 0, 1 for a bad file, 2 for a usage error, 3 for a missing
+decoder.
 
 Strict: anything the format doc lists as unchecked by the original reader
 (offset order/range, windowBits, filter id, exact chunk length, bytes left
 in a chunk, bytes after totalSize) is an error.  Errors go to stderr as
-"szip_ref.py: FILE: message" with exit status 1; usage errors exit 2.
+"szip_ref.py: FILE: message".
 """
 import re
 import struct
 import sys
 import zlib
+
+try:
+    import zstandard
+except ImportError:
+    zstandard = None
+try:
+    import lz4.block as lz4_block
+except ImportError:
+    lz4_block = None
 
 HEADER_SIZE = 20
 MAGIC = b"SeZz"
@@ -39,6 +51,10 @@ FILTER_NAMES = {0: "none", 1: "thumb", 2: "arm", 3: "x86"}
 
 class SzipError(Exception):
     pass
+
+
+class CodecMissing(Exception):
+    """The file needs a decoder this Python lacks."""
 
 
 # ------------------------------------------------------------- header (2)
@@ -362,6 +378,53 @@ def inflate_chunk(hdr, i, data):
     return out
 
 
+def zstd_chunk(hdr, i, data):
+    """Chunk @i: exactly one zstd frame giving exactly ulen bytes."""
+    if zstandard is None:
+        raise CodecMissing("zstd chunks need python3-zstandard")
+    want = hdr.ulen(i)
+    if not hasattr(hdr, "zstd"):
+        if hdr.dict_size:
+            d = zstandard.ZstdCompressionDict(
+                hdr.dictionary, dict_type=zstandard.DICT_TYPE_AUTO)
+            hdr.zstd = zstandard.ZstdDecompressor(dict_data=d)
+        else:
+            hdr.zstd = zstandard.ZstdDecompressor()
+    z = hdr.zstd.decompressobj()
+    try:
+        out = z.decompress(data)
+    except zstandard.ZstdError as e:
+        raise SzipError("chunk %d: zstd: %s" % (i, e)) from None
+    if not z.eof:
+        raise SzipError("chunk %d: compressed data ends inside the zstd "
+                        "frame" % i)
+    if z.unused_data:
+        raise SzipError("chunk %d: %d bytes after the zstd frame"
+                        % (i, len(z.unused_data)))
+    if len(out) != want:
+        raise SzipError("chunk %d decompresses to %d bytes, expected %d"
+                        % (i, len(out), want))
+    return out
+
+
+def lz4_chunk(hdr, i, data):
+    """Chunk @i: one LZ4 block, all of it, giving exactly ulen bytes."""
+    if lz4_block is None:
+        raise CodecMissing("LZ4 chunks need python3-lz4")
+    want = hdr.ulen(i)
+    kw = {"dict": hdr.dictionary[-65536:]} if hdr.dict_size else {}
+    try:
+        # the safe decoder fails unless the block ends at the data's end;
+        # more than @want bytes do not fit
+        out = lz4_block.decompress(bytes(data), uncompressed_size=want, **kw)
+    except lz4_block.LZ4BlockError as e:
+        raise SzipError("chunk %d: LZ4: %s" % (i, e)) from None
+    if len(out) != want:
+        raise SzipError("chunk %d decompresses to %d bytes, expected %d"
+                        % (i, len(out), want))
+    return out
+
+
 def chunk_bytes(hdr, i, data):
     """The decompressed (still filtered) bytes of chunk @i."""
     if getattr(hdr, "version", 1) == 1:
@@ -371,9 +434,10 @@ def chunk_bytes(hdr, i, data):
                         % (i, len(data)))
     if len(data) == hdr.ulen(i):
         return data                               # stored
-    if hdr.codec != CODEC_DEFLATE:
-        raise SzipError("chunk %d: %s data (not decoded here)"
-                        % (i, CODEC_NAMES[hdr.codec]))
+    if hdr.codec == CODEC_ZSTD:
+        return zstd_chunk(hdr, i, data)
+    if hdr.codec == CODEC_LZ4:
+        return lz4_chunk(hdr, i, data)
     return inflate_chunk(hdr, i, data)
 
 
@@ -470,6 +534,9 @@ def main(argv):
     except (SzipError, OSError) as e:
         sys.stderr.write("szip_ref.py: %s: %s\n" % (name, e))
         return 1
+    except CodecMissing as e:
+        sys.stderr.write("szip_ref.py: %s: cannot decode: %s\n" % (name, e))
+        return 3
     return 0
 
 

@@ -160,8 +160,11 @@ if [[ ! -x $szip ]]; then
 	exit 1
 fi
 diag "szip: $szip" "vectors: $vectors"
-# the interpreter itself, not a version manager's shim: ~100 runs below
-py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+# the system's interpreter, which sees Debian's python3-zstandard and
+# python3-lz4 (the reader's zstd and LZ4), and no version manager's shim
+# (~100 runs below)
+py=/usr/bin/python3
+[[ -x $py ]] || py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 [[ -x $py ]] || py=python3
 have_vectors=0
 [[ -f $vectors/MANIFEST.tsv ]] && have_vectors=1
@@ -881,16 +884,16 @@ ref=$here/szip_ref.py
 for made in "$T"/made/*.sz; do
 	name=$(basename "$made" .sz)
 	codec=$("$szip" -l "$made" | awk 'NR == 2 { print $9 }')
-	if [[ $codec == deflate ]]; then
-		last="szip_ref.py $name.sz"
-		"$py" -B "$ref" "$made" >"$T/out" 2>"$T/err"
-		rc=$?
+	last="szip_ref.py $name.sz"
+	"$py" -B "$ref" "$made" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [[ $rc -eq 3 && ${CI:-} != true ]]; then
+		# status 3: no Python decoder for the codec (CI has them)
+		skip "szip_ref.py decodes our $name.sz ($codec)" "$(cat "$T/err")"
+	else
 		expect_rc 0
 		expect_sha "$T/out" "$(cat "$T/made/$name.sha")"
-		verdict "szip_ref.py decodes our $name.sz"
-	else
-		skip "szip_ref.py decodes our $name.sz" \
-			"$codec chunks: Python has no $codec decoder (layout checked below)"
+		verdict "szip_ref.py decodes our $name.sz ($codec)"
 	fi
 
 	last="szip_ref.py --layout $name.sz"
