@@ -350,6 +350,25 @@ BCJ = {FILTER_THUMB: bcj_thumb, FILTER_ARM: bcj_arm, FILTER_X86: bcj_x86}
 
 # ------------------------------------------------------------ chunks (4)
 
+def exact(i, out, want):
+    """@out, chunk @i's decoded bytes, if there are exactly @want."""
+    if len(out) != want:
+        raise SzipError("chunk %d decodes to %d bytes, expected %d"
+                        % (i, len(out), want))
+    return out
+
+
+def whole_stream(i, z, what, out, want):
+    """Chunk @i was exactly one @what (decoder @z), of exactly @want bytes."""
+    if not z.eof:
+        raise SzipError("chunk %d: compressed data ends inside the %s"
+                        % (i, what))
+    if z.unused_data:
+        raise SzipError("chunk %d: %d bytes after the %s"
+                        % (i, len(z.unused_data), what))
+    return exact(i, out, want)
+
+
 def inflate_chunk(hdr, i, data):
     """Inflate chunk @i (@data: its compressed bytes) to exactly ulen."""
     want = hdr.ulen(i)
@@ -366,16 +385,7 @@ def inflate_chunk(hdr, i, data):
                                 % (i, want))
     except zlib.error as e:
         raise SzipError("chunk %d: %s" % (i, e)) from None
-    if not z.eof:
-        raise SzipError("chunk %d: compressed data ends inside the deflate "
-                        "stream" % i)
-    if z.unused_data:
-        raise SzipError("chunk %d: %d bytes after the deflate stream"
-                        % (i, len(z.unused_data)))
-    if len(out) != want:
-        raise SzipError("chunk %d inflates to %d bytes, expected %d"
-                        % (i, len(out), want))
-    return out
+    return whole_stream(i, z, "deflate stream", out, want)
 
 
 def zstd_chunk(hdr, i, data):
@@ -395,16 +405,7 @@ def zstd_chunk(hdr, i, data):
         out = z.decompress(data)
     except zstandard.ZstdError as e:
         raise SzipError("chunk %d: zstd: %s" % (i, e)) from None
-    if not z.eof:
-        raise SzipError("chunk %d: compressed data ends inside the zstd "
-                        "frame" % i)
-    if z.unused_data:
-        raise SzipError("chunk %d: %d bytes after the zstd frame"
-                        % (i, len(z.unused_data)))
-    if len(out) != want:
-        raise SzipError("chunk %d decompresses to %d bytes, expected %d"
-                        % (i, len(out), want))
-    return out
+    return whole_stream(i, z, "zstd frame", out, want)
 
 
 def lz4_chunk(hdr, i, data):
@@ -419,10 +420,7 @@ def lz4_chunk(hdr, i, data):
         out = lz4_block.decompress(bytes(data), uncompressed_size=want, **kw)
     except lz4_block.LZ4BlockError as e:
         raise SzipError("chunk %d: LZ4: %s" % (i, e)) from None
-    if len(out) != want:
-        raise SzipError("chunk %d decompresses to %d bytes, expected %d"
-                        % (i, len(out), want))
-    return out
+    return exact(i, out, want)
 
 
 def chunk_bytes(hdr, i, data):

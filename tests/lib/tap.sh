@@ -19,6 +19,7 @@
 #                           dropped, other lines as diagnostics; RC, the
 #                           program's exit status, or a plan problem, adds
 #                           a "not ok NAME_..." result
+#   tap_result NAME CMD...  one more result: ok when CMD succeeds
 #   tap_plan                print the joined stream's plan, last
 #
 # tap_n counts the joined stream's results; tap_rc becomes 1 on a failure.
@@ -66,6 +67,18 @@ tap_part() {
 			tap_n=$((tap_n + 1))
 			echo "not ok $tap_n ${_tp_name}_exit_status # exit $_tp_rc"
 		fi
+	fi
+}
+
+tap_result() {
+	_tr_name=$1
+	shift
+	tap_n=$((tap_n + 1))
+	if "$@"; then
+		echo "ok $tap_n $_tr_name"
+	else
+		echo "not ok $tap_n $_tr_name"
+		tap_rc=1
 	fi
 }
 

@@ -1432,9 +1432,49 @@ static enum result t_refuse_journal_data(void)
 	return expect_refusal(path("jdata"), "journal_data");
 }
 
+#ifndef STATX_ATTR_DAX
+#define STATX_ATTR_DAX	0x00200000
+#endif
+#define DAX_MNT		"/tmp/ext4dec-dax"
+
+/*
+ * A DAX file on emulated persistent memory: the harness boots with
+ * memmap=SIZE!START (RAM the kernel leaves as a legacy pmem region) and
+ * nd_pmem gives /dev/pmem0, where ext4 mounts with dax=always.
+ */
 static enum result t_refuse_dax(void)
 {
-	return skip("the test VM has no DAX-capable device");
+	enum result r;
+	struct statx stx;
+	int i;
+
+	if (run("grep -q 'memmap=[0-9]*[KMG]!' /proc/cmdline"))
+		return skip("booted without memmap=SIZE!START: no emulated persistent memory");
+	run("modprobe -q nd_e820; modprobe -q nd_pmem");
+	for (i = 0; i < 50 && access("/dev/pmem0", F_OK); i++)
+		usleep(100000);
+	CHECK(!access("/dev/pmem0", F_OK), "memmap= given, yet no /dev/pmem0");
+	CHECK(!run("mkfs.ext4 -F -q -b 4096 /dev/pmem0"), "mkfs.ext4 on /dev/pmem0");
+	mkdir(DAX_MNT, 0755);
+	CHECK(!mount("/dev/pmem0", DAX_MNT, "ext4", 0, "dax=always"),
+	      "mount -o dax=always: %s", strerror(errno));
+	r = FAIL;
+	if (run("szip -qc '%s' > " DAX_MNT "/dax", path("orig"))) {
+		diag("szip");
+	} else if (statx(AT_FDCWD, DAX_MNT "/dax", 0, STATX_BASIC_STATS, &stx) ||
+		   !(stx.stx_attributes_mask & STATX_ATTR_DAX) ||
+		   !(stx.stx_attributes & STATX_ATTR_DAX)) {
+		diag("the file is not DAX (statx attributes %#llx, mask %#llx)",
+		     (unsigned long long)stx.stx_attributes,
+		     (unsigned long long)stx.stx_attributes_mask);
+	} else {
+		r = expect_refusal(DAX_MNT "/dax", "dax");
+	}
+	if (umount(DAX_MNT)) {
+		diag("umount " DAX_MNT ": %s", strerror(errno));
+		r = FAIL;
+	}
+	return r;
 }
 
 static enum result t_inherited_plain_file(void)

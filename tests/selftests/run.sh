@@ -47,12 +47,6 @@ grep -q '^ext4dec ' /proc/modules || modprobe ext4dec
 sh ./scripts.sh >/tmp/scripts.tap 2>&1
 tap_part scripts /tmp/scripts.tap $?
 
-tap_n=$((tap_n + 1))
-if grep -q '^ext4dec ' /proc/modules && ! rmmod ext4dec; then
-	echo "not ok $tap_n rmmod_at_the_end"
-	tap_rc=1
-else
-	echo "ok $tap_n rmmod_at_the_end"
-fi
+tap_result rmmod_at_the_end sh -c "! grep -q '^ext4dec ' /proc/modules || rmmod ext4dec"
 tap_plan
 exit $tap_rc

@@ -82,12 +82,6 @@ for p in $STRESS_PARTS; do
 	esac
 done
 
-tap_n=$((tap_n + 1))
-if grep -q '^ext4dec ' /proc/modules && ! rmmod ext4dec; then
-	echo "not ok $tap_n rmmod_at_the_end"
-	tap_rc=1
-else
-	echo "ok $tap_n rmmod_at_the_end"
-fi
+tap_result rmmod_at_the_end sh -c "! grep -q '^ext4dec ' /proc/modules || rmmod ext4dec"
 tap_plan
 exit $tap_rc

@@ -53,14 +53,17 @@ printf 'ok 1 c\n' >"$tmp/p2"
 (
 	tap_part one "$tmp/p1" 0
 	tap_part two "$tmp/p2" 0
+	tap_result passes true
+	tap_result fails false
 	tap_plan
 	echo "rc $tap_rc"
 ) >"$tmp/joined"
-if [[ $(grep -c '^ok' "$tmp/joined") == 3 ]] && grep -q '^not ok 4 two_plan # no TAP plan' "$tmp/joined" &&
-	grep -qx '1..4' "$tmp/joined" && grep -qx 'rc 1' "$tmp/joined"; then
-	ok "tap_part: renumbers, and a part without its plan fails"
+if [[ $(grep -c '^ok' "$tmp/joined") == 4 ]] && grep -q '^not ok 4 two_plan # no TAP plan' "$tmp/joined" &&
+	grep -qx 'ok 5 passes' "$tmp/joined" && grep -qx 'not ok 6 fails' "$tmp/joined" &&
+	grep -qx '1..6' "$tmp/joined" && grep -qx 'rc 1' "$tmp/joined"; then
+	ok "tap_part, tap_result: renumber, and a part without its plan fails"
 else
-	not_ok "tap_part: renumbers, and a part without its plan fails"
+	not_ok "tap_part, tap_result: renumber, and a part without its plan fails"
 	sed 's/^/# /' "$tmp/joined"
 fi
 
