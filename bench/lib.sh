@@ -27,29 +27,10 @@ bench_cache_dir() {
 	printf '%s\n' "$d"
 }
 
-# bench_as_root CMD...: run CMD as root (directly or through sudo).
-bench_as_root() {
-	if [[ $EUID -eq 0 ]]; then
-		"$@"
-	elif command -v sudo >/dev/null; then
-		sudo "$@"
-	else
-		bench_die "need root to run: $*"
-	fi
-}
-
-# bench_install_missing PKG...: apt-get install those of PKG... that are
-# not installed (as scripts/install-deps.sh does).
+# bench_install_missing PKG...: install those of PKG... that are not
+# installed (scripts/lib/apt.sh), or stop.
 bench_install_missing() {
-	local todo=() p
-	for p in "$@"; do
-		pkg_installed "$p" || todo+=("$p")
-	done
-	[[ ${#todo[@]} -gt 0 ]] || return 0
-	bench_log "installing ${todo[*]}"
-	bench_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-	bench_as_root env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -q --no-install-recommends "${todo[@]}" >&2
+	apt_install_missing "$@" || bench_die "cannot install $*"
 }
 
 # bench_deb_extract PKG VERSION DEST PATH...: download PKG=VERSION with
@@ -60,12 +41,9 @@ bench_deb_extract() {
 	local pkg=$1 ver=$2 dest=$3 dl p src
 	shift 3
 	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-bench-dl.XXXXXX")
-	# apt-get download drops privileges to _apt when run as root
-	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
-	bench_log "downloading $pkg=$ver"
-	if ! (cd "$dl" && apt-get download -q "$pkg=$ver" >&2); then
+	if ! apt_download "$dl" "$pkg=$ver"; then
 		rm -rf "$dl"
-		bench_die "apt-get download $pkg=$ver failed (try: apt-get update)"
+		bench_die "apt-get download $pkg=$ver failed"
 	fi
 	mkdir -p "$dl/root"
 	dpkg-deb -x "$dl"/*.deb "$dl/root" || {

@@ -35,8 +35,9 @@
 # Cache ($EXT4DEC_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
 #   kernels-debug/<version>-<hash>/      one build; <version> is the
 #       installed linux-source-<series> package version, <hash> covers the
-#       series, that version, the compiler version, the fragments and this
-#       script's content.  Same key = cache hit, nothing is rebuilt.
+#       series, that version, gcc's major version, the fragments and the
+#       recipe number below (not the rest of this script: editing it costs
+#       no rebuild).  Same key = cache hit, nothing is rebuilt.
 #     src/        the unpacked source, built in place: it is also the tree
 #                 for out-of-tree modules (make -C src M=<dir> modules)
 #     root/boot/vmlinuz-<kver>, config-<kver>, System.map-<kver>
@@ -65,6 +66,11 @@ self=$(readlink -f "${BASH_SOURCE[0]}")
 here=$(dirname "$self")
 # shellcheck source-path=SCRIPTDIR source=../tests/vm/lib.sh
 . "$here/../tests/vm/lib.sh"
+
+# The build's recipe: raise it when a change to the steps below (make
+# targets, how the configuration is merged) changes the kernel built; the
+# cache key covers it, not the rest of this script.
+recipe=1
 
 # fragment: the Kconfig fragment of the debug kernel.
 fragment() {
@@ -339,28 +345,9 @@ main() {
 	done
 
 	# --- host packages ---------------------------------------------------------
-	as_root() {
-		if [[ $EUID -eq 0 ]]; then
-			"$@"
-		elif command -v sudo >/dev/null; then
-			sudo "$@"
-		else
-			die "need root to run: $*"
-		fi
-	}
-	# install_missing PKG...: apt-get install those of PKG... not installed.
+	# install_missing PKG...: apt_install_missing (scripts/lib/apt.sh) or die
 	install_missing() {
-		local missing=() p
-		for p in "$@"; do
-			pkg_installed "$p" || missing+=("$p")
-		done
-		[[ ${#missing[@]} -eq 0 ]] && return 0
-		log "installing: ${missing[*]}"
-		if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
-			log "apt-get install failed; retrying after apt-get update"
-			as_root apt-get update -q >&2
-			as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-		fi
+		apt_install_missing "$@" || die "cannot install $*"
 	}
 
 	local src_pkg="linux-source-$series" tarball="/usr/src/linux-source-$series.tar.xz" version
@@ -375,15 +362,17 @@ main() {
 	# --- cache key ---------------------------------------------------------------
 	local cc_version hash key cache base dir src root localversion kver=''
 	cc_version=$(gcc --version 2>/dev/null | head -n 1 || true)
+	# what decides the kernel built: not this script's other lines, so that
+	# editing them does not cost a rebuild
 	hash=$(
 		{
-			printf 'series=%s\nsource=%s %s\ncc=%s\n' "$series" "$src_pkg" "$version" "$cc_version"
+			printf 'series=%s\nsource=%s %s\ngcc=%s\nrecipe=%s\n' "$series" "$src_pkg" \
+				"$version" "$(gcc -dumpversion 2>/dev/null | cut -d. -f1)" "$recipe"
 			fragment
 			for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
 				printf '# --fragment %s\n' "$(basename "$f")"
 				cat "$f"
 			done
-			cat "$self"
 		} | sha256sum | cut -c1-12
 	)
 	key="${version//[^A-Za-z0-9.+-]/_}-$hash"

@@ -92,41 +92,15 @@ while [[ $# -gt 0 ]]; do
 	shift
 done
 
-as_root() {
-	if [[ $EUID -eq 0 ]]; then
-		"$@"
-	elif command -v sudo >/dev/null; then
-		sudo "$@"
-	else
-		die "need root to run: $*"
-	fi
-}
-
-apt_updated=0
-apt_update_once() {
-	[[ $apt_updated -eq 1 ]] && return 0
-	log "apt-get update"
-	as_root apt-get update -q >&2 || die "apt-get update failed"
-	apt_updated=1
-}
-
 install_host_tools() {
-	local missing=() p
-	for p in "${host_packages[@]}"; do
-		pkg_installed "$p" || missing+=("$p")
-	done
-	[[ ${#missing[@]} -gt 0 ]] || return 0
-	apt_update_once
-	log "installing ${missing[*]}"
-	as_root env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
+	apt_install_missing "${host_packages[@]}" ||
+		die "apt-get install ${host_packages[*]} failed"
 }
 
 # compute_key: set key and versions_file (candidate versions of the closure).
 compute_key() {
 	local closure
-	[[ -n $(apt_candidate firefox-esr) ]] || apt_update_once
+	[[ -n $(apt_candidate firefox-esr) ]] || apt_update_once || die "apt-get update failed"
 	[[ -n $(apt_candidate firefox-esr) ]] ||
 		die "apt knows no firefox-esr package (are $suite and $suite-security in the host's sources?)"
 	closure=$(apt-cache depends --recurse --no-recommends --no-suggests \

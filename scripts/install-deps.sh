@@ -19,38 +19,14 @@ host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev
 	   libxxhash-dev clang libclang-rt-dev python3 coreutils sparse e2fsprogs dkms groff-base
 	   kmod)
 
-as_root() {
-	if [[ $EUID -eq 0 ]]; then
-		"$@"
-	elif command -v sudo >/dev/null; then
-		sudo "$@"
-	else
-		echo "install-deps: need root to run: $*" >&2
-		return 1
-	fi
-}
-
-missing() {
-	local p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q '^install ok installed$' || echo "$p"
-	done
-}
-
-install_missing() {
-	local todo
-	mapfile -t todo < <(missing "$@")
-	[[ ${#todo[@]} -gt 0 ]] || return 0
-	echo "install-deps: installing ${todo[*]}" >&2
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-	as_root env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -q --no-install-recommends "${todo[@]}" >&2
-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib/apt.sh
+. "$here/lib/apt.sh"
 
 case "${1:-host}" in
 host)
-	install_missing "${host_pkgs[@]}"
+	apt_install_missing "${host_pkgs[@]}" ||
+		{ echo "install-deps: cannot install the host packages" >&2; exit 1; }
 	;;
 *)
 	echo "usage: $0 host" >&2

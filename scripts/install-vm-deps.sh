@@ -32,46 +32,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 series=("$@")
 [[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
 
-# Run apt-get as root (directly, or through sudo when available).
-as_root() {
-	if [[ $EUID -eq 0 ]]; then
-		"$@"
-	elif command -v sudo >/dev/null; then
-		sudo "$@"
-	else
-		vm_die "need root to run: $*"
-	fi
-}
-
-apt_updated=0
-apt_update_once() {
-	[[ $apt_updated -eq 1 ]] && return 0
-	vm_log "apt-get update"
-	as_root apt-get update -q >&2
-	apt_updated=1
-}
-
-# apt_install_missing PKG...: install those of PKG... that are not installed.
-apt_install_missing() {
-	local missing=() p t0
-	for p in "$@"; do
-		pkg_installed "$p" || missing+=("$p")
-	done
-	if [[ ${#missing[@]} -eq 0 ]]; then
-		vm_log "already installed: $*"
-		return 0
-	fi
-	apt_update_once
-	t0=$SECONDS
-	vm_log "installing: ${missing[*]}"
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-	vm_log "installed ${missing[*]} in $((SECONDS - t0))s"
-}
-
 t_start=$SECONDS
 
 # --- 1. host tools ---------------------------------------------------------
-apt_install_missing qemu-system-x86 e2fsprogs kmod cpio make
+apt_install_missing qemu-system-x86 e2fsprogs kmod cpio make ||
+	vm_die "cannot install qemu-system-x86 e2fsprogs kmod cpio make"
 printf 'guest busybox: %s\n' "$(vm_guest_busybox)"
 
 # --- 2. kernels ------------------------------------------------------------

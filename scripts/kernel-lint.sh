@@ -16,6 +16,8 @@ set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
+# shellcheck source=scripts/lib/apt.sh
+. scripts/lib/apt.sh
 series=("$@")
 [[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
 cache=${EXT4DEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ext4dec}
@@ -41,7 +43,7 @@ fetch_scripts() {
 	[[ -n $pkg ]] || return 1
 	ver=${pkg#linux-source-}
 	mkdir -p "$work/deb" "$dir" || return 1
-	(cd "$work/deb" && apt-get download -q "$pkg" >/dev/null 2>&1) || return 1
+	apt_download "$work/deb" "$pkg" 2>/dev/null || return 1
 	dpkg-deb -x "$work/deb"/*.deb "$work/deb/x" || return 1
 	tar -xJf "$work/deb/x/usr/src/linux-source-$ver.tar.xz" -C "$work/deb" \
 		--wildcards "linux-source-$ver/scripts/checkpatch.pl" \

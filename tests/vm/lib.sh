@@ -67,6 +67,9 @@ vm_with_lock() {
 }
 
 # --- apt helpers -----------------------------------------------------------
+# as_root, pkg_installed, apt_update_once, apt_install_missing, apt_download
+# shellcheck source=scripts/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/apt.sh"
 
 # apt_candidate PKG: print the candidate version of PKG, or nothing.
 apt_candidate() {
@@ -87,16 +90,6 @@ deb_depends() {
 		tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' -e '/^$/d'
 }
 
-# pkg_installed PKG: true if dpkg considers PKG installed (or a package
-# providing it, for virtual names like "pahole").
-pkg_installed() {
-	local status
-	status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)
-	[[ $status == *" installed" ]] && return 0
-	# Virtual package: any installed package that Provides it?
-	dpkg-query -W -f='${Status}|${Provides}\n' 2>/dev/null |
-		awk -F'|' -v p="$1" '$1 ~ / installed$/ { n = split($2, a, /, */); for (i = 1; i <= n; i++) { sub(/ .*/, "", a[i]); if (a[i] == p) found = 1 } } END { exit !found }'
-}
 
 # --- kernel resolution -----------------------------------------------------
 
@@ -205,19 +198,10 @@ _vm_fetch_kernel_locked() {
 	[[ -n $common && -n $kbuild ]] || vm_die "cannot find -common/kbuild dependencies of $hdr"
 
 	tmp=$(mktemp -d "$(vm_cache_dir)/fetch.XXXXXX")
-	# apt-get download drops privileges to _apt when run as root; download
-	# into a directory _apt can write to (the cache may be under /root) to
-	# avoid the "unsandboxed" warning.
-	local dl
-	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-dl.XXXXXX")
-	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
-	vm_log "downloading $image=$version $hdr=$version $common $kbuild"
-	if ! (cd "$dl" && apt-get download -q "$image=$version" "$hdr=$version" "$common" "$kbuild" >&2); then
-		rm -rf "$tmp" "$dl"
-		vm_die "apt-get download failed"
+	if ! apt_download "$tmp" "$image=$version" "$hdr=$version" "$common" "$kbuild"; then
+		rm -rf "$tmp"
+		vm_die "apt-get download of $image=$version and its headers failed"
 	fi
-	mv "$dl"/*.deb "$tmp/"
-	rmdir "$dl"
 
 	root="$tmp/root"
 	mkdir -p "$root"
@@ -392,12 +376,10 @@ busybox_standalone() {
 _vm_fetch_busybox_locked() {
 	local ver=$1 dir=$2 dl
 	[[ -x $dir/bin/busybox ]] && return 0
-	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-dl.XXXXXX")
-	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
-	vm_log "downloading busybox=$ver for the guest"
-	if ! (cd "$dl" && apt-get download -q "busybox=$ver" >&2); then
+	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-bb.XXXXXX")
+	if ! apt_download "$dl" "busybox=$ver"; then
 		rm -rf "$dl"
-		vm_die "apt-get download busybox failed"
+		vm_die "apt-get download busybox=$ver failed"
 	fi
 	rm -rf "$dir.tmp"
 	dpkg-deb -x "$dl"/busybox_*.deb "$dir.tmp"
