@@ -43,14 +43,14 @@ printf 'guest busybox: %s\n' "$(vm_guest_busybox)"
 # Package lists are needed to resolve anything; fetch them if apt knows no
 # cloud kernel at all (fresh container).
 if [[ -z $(apt_candidate "linux-image-$EXT4DEC_KFLAVOUR") ]]; then
-	apt_update_once
+	apt_update_once || vm_die "apt-get update failed"
 fi
 
 kvers=()
 for s in "${series[@]}"; do
 	t0=$SECONDS
 	if ! vm_resolve_kernel "$s"; then
-		apt_update_once
+		apt_update_once || vm_die "apt-get update failed"
 		vm_resolve_kernel "$s" || vm_die "no Debian $EXT4DEC_KFLAVOUR kernel found for '$s'"
 	fi
 	printf 'resolved %-5s -> %s %s (ABI %s; via %s)\n' "$s" "$R_IMAGE" "$R_VERSION" "$R_KVER" "$R_HOW"
@@ -68,7 +68,7 @@ for k in "${kvers[@]}"; do
 done
 if [[ ${#tooldeps[@]} -gt 0 ]]; then
 	mapfile -t tooldeps < <(printf '%s\n' "${tooldeps[@]}" | sort -u)
-	apt_install_missing "${tooldeps[@]}"
+	apt_install_missing "${tooldeps[@]}" || vm_die "cannot install ${tooldeps[*]}"
 fi
 
 # --- summary ---------------------------------------------------------------

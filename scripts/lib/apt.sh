@@ -13,7 +13,8 @@
 #                             the install fails (package lists gone stale:
 #                             a 404), update the lists and try once more
 #   apt_download DIR PKG[=VER]...  download the packages' .debs into DIR
-#                             (nothing is installed), the same way
+#                             (nothing is installed), the same way when
+#                             root or sudo without a password can update
 #
 # apt-get download drops privileges to the _apt user when run as root: the
 # download goes to a temporary directory _apt can write to, then the .debs
@@ -65,6 +66,12 @@ apt_install_missing() {
 	echo "apt: installed ${missing[*]} in $((SECONDS - t0)) s" >&2
 }
 
+# _apt_may_update: root, or sudo without a password: a download (which
+# needs no root) never stops at a password prompt
+_apt_may_update() {
+	[[ $EUID -eq 0 ]] || sudo -n true 2>/dev/null
+}
+
 apt_download() {
 	local dir=$1 dl rc=0
 	shift
@@ -72,7 +79,8 @@ apt_download() {
 	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
 	echo "apt: downloading $*" >&2
 	if ! (cd "$dl" && apt-get download -q "$@" >&2); then
-		if [[ $_apt_updated -eq 0 ]] && echo "apt: download failed; retrying after apt-get update" >&2 &&
+		if [[ $_apt_updated -eq 0 ]] && _apt_may_update &&
+			echo "apt: download failed; retrying after apt-get update" >&2 &&
 			apt_update_once; then
 			(cd "$dl" && apt-get download -q "$@" >&2) || rc=1
 		else

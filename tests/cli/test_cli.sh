@@ -955,7 +955,7 @@ else
 	bigsize=$(stat -c %s "$bigf")
 	diag "big input: $bigf ($bigsize bytes)"
 	# once, with the x86 filter (the ELF path); the unit tests round-trip
-	# every filter and none on the system's libraries
+	# every filter on generated data, and none and x86 on libc and libz
 	for opts in "--filter=x86"; do
 		read -r -a bopts <<<"$opts"
 		t0=$(date +%s.%N)

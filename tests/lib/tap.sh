@@ -45,9 +45,9 @@ tap_part() {
 	while IFS= read -r _tp_line; do
 		case $_tp_line in
 		"TAP version"* | 1..*) ;;
-		"ok "* | "not ok "*)
+		ok | "ok "* | "ok	"* | "not ok" | "not ok "* | "not ok	"*)
 			tap_n=$((tap_n + 1))
-			echo "$_tp_line" | sed -E "s/^(not )?ok [0-9]+/\\1ok $tap_n/"
+			echo "$_tp_line" | sed -E "s/^(not )?ok([[:space:]]+[0-9]+)?/\\1ok $tap_n/"
 			;;
 		"#"*) echo "$_tp_line" ;;
 		*) echo "# $_tp_line" ;;

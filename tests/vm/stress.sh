@@ -97,7 +97,10 @@ for s in "${series[@]}"; do
 		if [[ $full -eq 0 ]]; then
 			secs=60 hostile_opts="-j 2 -p 8 -m 300" fault_opts="-s -r 20"
 		fi
-		[[ $kmemleak -eq 0 ]] || append=(--append "kmemleak=on")
+		if [[ $kmemleak -eq 1 ]]; then
+			append=(--append "kmemleak=on")
+			fault_opts+=" -K"
+		fi
 		;;
 	esac
 	{
