@@ -19,6 +19,9 @@
 #                           dropped, other lines as diagnostics; RC, the
 #                           program's exit status, or a plan problem, adds
 #                           a "not ok NAME_..." result
+#   tap_verdict NAME FILE RC  the checks of tap_part alone, for a part
+#                           whose results are already in the stream
+#                           (counted in tap_n) as they came
 #   tap_result NAME CMD...  one more result: ok when CMD succeeds
 #   tap_plan                print the joined stream's plan, last
 #
@@ -53,19 +56,22 @@ tap_part() {
 		*) echo "# $_tp_line" ;;
 		esac
 	done <"$_tp_file"
-	grep -q '^not ok' "$_tp_file" && tap_rc=1
-	if _tp_why=$(tap_plan_problem "$_tp_file"); then
-		:
-	else
+	tap_verdict "$_tp_name" "$_tp_file" "$_tp_rc"
+}
+
+tap_verdict() {
+	_tv_name=$1 _tv_file=$2 _tv_rc=$3
+	grep -q '^not ok' "$_tv_file" && tap_rc=1
+	if ! _tv_why=$(tap_plan_problem "$_tv_file"); then
 		tap_n=$((tap_n + 1))
 		tap_rc=1
-		echo "not ok $tap_n ${_tp_name}_plan # $_tp_why"
+		echo "not ok $tap_n ${_tv_name}_plan # $_tv_why"
 	fi
-	if [ "$_tp_rc" -ne 0 ]; then
+	if [ "$_tv_rc" -ne 0 ]; then
 		tap_rc=1
-		if ! grep -q '^not ok' "$_tp_file"; then
+		if ! grep -q '^not ok' "$_tv_file"; then
 			tap_n=$((tap_n + 1))
-			echo "not ok $tap_n ${_tp_name}_exit_status # exit $_tp_rc"
+			echo "not ok $tap_n ${_tv_name}_exit_status # exit $_tv_rc"
 		fi
 	fi
 }

@@ -29,19 +29,8 @@ dmesg | grep 'ext4dec: version' | sed 's/^/# /'
 	echo $? >/tmp/selftests.rc
 } | tee /tmp/selftests.tap | grep -Ev '^(TAP version|1\.\.)'
 tap_n=$(grep -Ec '^(not )?ok([[:space:]]|$)' /tmp/selftests.tap)
-grep -q '^not ok' /tmp/selftests.tap && tap_rc=1
-if ! why=$(tap_plan_problem /tmp/selftests.tap); then
-	tap_n=$((tap_n + 1))
-	tap_rc=1
-	echo "not ok $tap_n selftests_plan # $why"
-fi
 rc=$(cat /tmp/selftests.rc 2>/dev/null)
-rc=${rc:-1}
-if [ "$rc" -ne 0 ] && ! grep -q '^not ok' /tmp/selftests.tap; then
-	tap_n=$((tap_n + 1))
-	tap_rc=1
-	echo "not ok $tap_n selftests_exit_status # exit $rc"
-fi
+tap_verdict selftests /tmp/selftests.tap "${rc:-1}"
 
 # the conversion scripts, with the module loaded again if a test unloaded it
 grep -q '^ext4dec ' /proc/modules || modprobe ext4dec
