@@ -12,6 +12,8 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
 #include <linux/splice.h>
 
 /* The one version comparison; every block below is written with it. */
@@ -100,6 +102,53 @@ static inline struct folio *ext4dec_find_folio(struct address_space *m,
 #else
 #define ext4dec_release_fault_lock(vmf)	mmap_read_unlock((vmf)->vma->vm_mm)
 #endif
+
+/*
+ * 6.7: shrinkers are allocated by shrinker_alloc() and registered with
+ * shrinker_register(), freed by shrinker_free(); register_shrinker() on a
+ * caller's struct is gone.  ext4dec_shrinker_create() registers one either
+ * way (NULL without memory), ext4dec_shrinker_free() unregisters and frees.
+ */
+typedef unsigned long (*ext4dec_shrink_fn)(struct shrinker *,
+					   struct shrink_control *);
+
+static inline struct shrinker *ext4dec_shrinker_create(ext4dec_shrink_fn count,
+						       ext4dec_shrink_fn scan,
+						       const char *name)
+{
+#if EXT4DEC_SINCE(6, 7, 0)
+	struct shrinker *s = shrinker_alloc(0, "%s", name);
+
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	shrinker_register(s);
+#else
+	struct shrinker *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->seeks = DEFAULT_SEEKS;
+	if (register_shrinker(s, "%s", name)) {
+		kfree(s);
+		return NULL;
+	}
+#endif
+	return s;
+}
+
+static inline void ext4dec_shrinker_free(struct shrinker *s)
+{
+#if EXT4DEC_SINCE(6, 7, 0)
+	shrinker_free(s);
+#else
+	unregister_shrinker(s);
+	kfree(s);
+#endif
+}
 
 /*
  * zstd decompression with a dictionary (zstd_create_ddict_byreference(),

@@ -21,6 +21,7 @@
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
 
 #include "compat.h"
 #include "szip.h"
@@ -80,6 +81,10 @@ struct ext4dec_extent {
  * @orig_fop: ext4's file operations, for files left open across a
  *	deactivation
  * @flags: EXT4DEC_WARNED once a bad chunk was logged for this inode
+ * @cache: compressed bytes kept for later misses, by chunk (cache.c; its
+ *	contents under cache.c's lock)
+ * @ahead_score: whether reading ahead for @cache pays (cache.c)
+ * @ahead_probe: misses counted while it does not (cache.c)
  *
  * Published in @inode->i_private (which ext4 does not use) with
  * ext4dec_lock held; found by the read path with ext4dec_get().
@@ -98,6 +103,9 @@ struct ext4dec_inode {
 	const struct address_space_operations *orig_aops;
 	const struct file_operations *orig_fop;
 	unsigned long flags;
+	struct xarray cache;
+	atomic_t ahead_score;
+	atomic_t ahead_probe;
 };
 
 #define EXT4DEC_WARNED	0
@@ -125,6 +133,8 @@ enum ext4dec_refusal {
  * @compressed_bytes: compressed bytes read from disk
  * @uncompressed_bytes: bytes produced by inflation
  * @read_errors: chunks that could not be read or decoded
+ * @cache_hits: chunks inflated from compressed bytes kept by cache.c
+ * @cached_bytes: compressed bytes kept by cache.c now
  * @refused: activation refusals by &enum ext4dec_refusal
  */
 struct ext4dec_stats {
@@ -133,6 +143,8 @@ struct ext4dec_stats {
 	atomic64_t compressed_bytes;
 	atomic64_t uncompressed_bytes;
 	atomic64_t read_errors;
+	atomic64_t cache_hits;
+	atomic64_t cached_bytes;
 	atomic64_t refused[EXT4DEC_NR_REFUSALS];
 };
 
@@ -142,6 +154,8 @@ extern struct ext4dec_stats ext4dec_stats;
 extern unsigned int ext4dec_nr_workspaces;
 extern unsigned int ext4dec_readahead_kb;
 extern unsigned int ext4dec_fault_around_kb;
+extern unsigned int ext4dec_cache_kb;
+extern unsigned int ext4dec_cache_ahead_kb;
 __printf(4, 5) void ext4dec_msg(struct ratelimit_state *rs,
 				const struct inode *inode, bool error,
 				const char *fmt, ...);
@@ -204,6 +218,18 @@ int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);
 extern const struct address_space_operations ext4dec_aops;
 void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around);
 void ext4dec_read_exit(void);
+
+/* cache.c */
+struct ext4dec_cached;
+int ext4dec_cache_init(void);
+void ext4dec_cache_exit(void);
+void ext4dec_cache_init_inode(struct ext4dec_inode *ei);
+bool ext4dec_cache_ahead(struct ext4dec_inode *ei);
+void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes);
+struct ext4dec_cached *ext4dec_cache_take(struct ext4dec_inode *ei, u32 chunk);
+u8 *ext4dec_cached_bytes(struct ext4dec_cached *e);
+void ext4dec_cache_free(struct ext4dec_cached *e);
+void ext4dec_cache_drop(struct ext4dec_inode *ei, u32 first, u32 last);
 
 /* pool.c */
 struct ext4dec_ws {

@@ -72,6 +72,8 @@ static void release(struct kref *ref)
 {
 	struct ext4dec_inode *ei = container_of(ref, struct ext4dec_inode, ref);
 
+	/* nobody reads any more: no chunk's bytes can be added back */
+	ext4dec_cache_drop(ei, 0, U32_MAX);
 	call_rcu(&ei->rcu, free_rcu);
 }
 
@@ -270,6 +272,7 @@ static struct ext4dec_inode *prepare(struct inode *inode, struct dentry *dentry,
 	}
 	INIT_LIST_HEAD(&ei->list);
 	kref_init(&ei->ref);
+	ext4dec_cache_init_inode(ei);
 	ei->inode = inode;
 	ei->raw_size = i_size_read(inode);
 	*err = read_szip_meta(ei, dentry);

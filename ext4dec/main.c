@@ -3,7 +3,7 @@
  * ext4dec: transparent decompression of szip files on ext4.
  *
  * Module load and unload, parameters, logging.  Load order: workspaces,
- * workers, sysfs, then the ext4 hooks (after which inodes can become
+ * workers, the cache's shrinker, sysfs, then the ext4 hooks (after which inodes can become
  * active).  Unload reverses it after every inode is back to its raw state
  * (which waits for the folios that readahead batches hold); open files and
  * mappings of active inodes hold module references.
@@ -38,6 +38,18 @@ unsigned int ext4dec_fault_around_kb;
 module_param_named(fault_around_kb, ext4dec_fault_around_kb, uint, 0644);
 MODULE_PARM_DESC(fault_around_kb,
 		 "Uncompressed data a page fault reads after its chunk (KiB, in whole chunks; default 0)");
+
+unsigned int ext4dec_cache_kb = 16384;
+
+module_param_named(cache_kb, ext4dec_cache_kb, uint, 0644);
+MODULE_PARM_DESC(cache_kb,
+		 "Compressed data kept for later misses, at most, all files together (KiB; default 16384, 0 = none)");
+
+unsigned int ext4dec_cache_ahead_kb = 32;
+
+module_param_named(cache_ahead_kb, ext4dec_cache_ahead_kb, uint, 0644);
+MODULE_PARM_DESC(cache_ahead_kb,
+		 "Compressed data a miss of one chunk reads after it and keeps for later misses (KiB; default 32, 0 = none)");
 
 /**
  * ext4dec_msg() - log a rate-limited message about an inode
@@ -83,9 +95,12 @@ static int __init ext4dec_init(void)
 	err = ext4dec_workers_init(nr_workers < 0 ? num_online_cpus() : nr_workers);
 	if (err)
 		goto out_pool_exit;
-	err = ext4dec_sysfs_init();
+	err = ext4dec_cache_init();
 	if (err)
 		goto out_workers_exit;
+	err = ext4dec_sysfs_init();
+	if (err)
+		goto out_cache_exit;
 	err = ext4dec_ext4_init();
 	if (err)
 		goto out_sysfs_exit;
@@ -95,6 +110,8 @@ static int __init ext4dec_init(void)
 
 out_sysfs_exit:
 	ext4dec_sysfs_exit();
+out_cache_exit:
+	ext4dec_cache_exit();
 out_workers_exit:
 	ext4dec_workers_exit();
 out_pool_exit:
@@ -111,6 +128,7 @@ static void __exit ext4dec_exit(void)
 	rcu_barrier();
 	ext4dec_read_exit();
 	ext4dec_sysfs_exit();
+	ext4dec_cache_exit();
 	ext4dec_pool_exit();
 	pr_info("unloaded\n");
 }

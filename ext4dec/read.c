@@ -125,77 +125,79 @@ static u32 find_extent(const struct ext4dec_inode *ei, u64 lblk)
 }
 
 /*
- * Buffers for readahead's compressed bytes, kept between requests: a new
- * one would be zeroed (init_on_alloc, the default of common kernels) and
- * mapped each time, which costs about as much CPU as inflating LZ4.  Up
- * to RAW_CACHE_MAX are kept while reads go on, none after RAW_CACHE_IDLE
- * without one.  A request's bytes, sector-aligned, fit in RAW_CACHE_BYTES.
+ * Spare buffers for readahead's compressed bytes, kept between requests:
+ * a new one would be zeroed (init_on_alloc, the default of common
+ * kernels) and mapped each time, which costs about as much CPU as
+ * inflating LZ4.  Up to RAW_SPARE_MAX are kept while reads go on, none
+ * after RAW_SPARE_IDLE without one.  A request's bytes, sector-aligned,
+ * fit in RAW_SPARE_BYTES.
  */
-#define RAW_CACHE_BYTES	(REQ_BYTES + 2 * PAGE_SIZE)
-#define RAW_CACHE_MAX	4
-#define RAW_CACHE_IDLE	(5 * HZ)
+#define RAW_SPARE_BYTES	(REQ_BYTES + 2 * PAGE_SIZE)
+#define RAW_SPARE_MAX	4
+#define RAW_SPARE_IDLE	(5 * HZ)
 
-static DEFINE_SPINLOCK(raw_cache_lock);
-static void *raw_cache[RAW_CACHE_MAX];
-static unsigned int raw_cache_nr;
+static DEFINE_SPINLOCK(raw_spare_lock);
+static void *raw_spare[RAW_SPARE_MAX];
+static unsigned int raw_spare_nr;
 
-static void raw_cache_drain(struct work_struct *work)
+static void raw_spare_drain(struct work_struct *work)
 {
-	void *bufs[RAW_CACHE_MAX];
+	void *bufs[RAW_SPARE_MAX];
 	unsigned int n;
 
-	spin_lock(&raw_cache_lock);
-	n = raw_cache_nr;
-	memcpy(bufs, raw_cache, n * sizeof(*bufs));
-	raw_cache_nr = 0;
-	spin_unlock(&raw_cache_lock);
+	spin_lock(&raw_spare_lock);
+	n = raw_spare_nr;
+	memcpy(bufs, raw_spare, n * sizeof(*bufs));
+	raw_spare_nr = 0;
+	spin_unlock(&raw_spare_lock);
 	while (n)
 		vfree(bufs[--n]);
 }
 
-static DECLARE_DELAYED_WORK(raw_cache_work, raw_cache_drain);
+static DECLARE_DELAYED_WORK(raw_spare_work, raw_spare_drain);
 
-/* A kept buffer, or NULL if there is none */
-static void *raw_cache_get(void)
+/* A spare buffer, or NULL if there is none */
+static void *raw_spare_get(void)
 {
 	void *buf = NULL;
 
-	spin_lock(&raw_cache_lock);
-	if (raw_cache_nr)
-		buf = raw_cache[--raw_cache_nr];
-	spin_unlock(&raw_cache_lock);
+	spin_lock(&raw_spare_lock);
+	if (raw_spare_nr)
+		buf = raw_spare[--raw_spare_nr];
+	spin_unlock(&raw_spare_lock);
 	return buf;
 }
 
-static void raw_cache_put(void *buf)
+static void raw_spare_put(void *buf)
 {
-	spin_lock(&raw_cache_lock);
-	if (raw_cache_nr < RAW_CACHE_MAX) {
-		raw_cache[raw_cache_nr++] = buf;
+	spin_lock(&raw_spare_lock);
+	if (raw_spare_nr < RAW_SPARE_MAX) {
+		raw_spare[raw_spare_nr++] = buf;
 		buf = NULL;
 	}
-	spin_unlock(&raw_cache_lock);
+	spin_unlock(&raw_spare_lock);
 	vfree(buf);
-	mod_delayed_work(system_wq, &raw_cache_work, RAW_CACHE_IDLE);
+	mod_delayed_work(system_wq, &raw_spare_work, RAW_SPARE_IDLE);
 }
 
 /**
- * ext4dec_read_exit() - free the kept readahead buffers
+ * ext4dec_read_exit() - free the spare readahead buffers
  *
  * At module exit, once no request can be in flight.
  */
 void ext4dec_read_exit(void)
 {
-	cancel_delayed_work_sync(&raw_cache_work);
-	raw_cache_drain(NULL);
+	cancel_delayed_work_sync(&raw_spare_work);
+	raw_spare_drain(NULL);
 }
 
 /**
  * struct raw_buf - a buffer of raw bytes, in whole device sectors
- * @buf: the buffer (kvmalloc'ed, or from the cache)
+ * @buf: the buffer (kvmalloc'ed, a spare one, or @kept's)
  * @pos: position in the raw file of its first byte
  * @len: its length
- * @cached: @buf comes from raw_cache_get()
+ * @spare: @buf comes from raw_spare_get()
+ * @kept: the bytes of one chunk, kept by cache.c, which are in already
  *
  * The device's logical blocks (usually 512 bytes), not the filesystem's,
  * are the unit: a random read of a small chunk reads little more than the
@@ -205,41 +207,56 @@ struct raw_buf {
 	u8 *buf;
 	loff_t pos;
 	size_t len;
-	bool cached;
+	bool spare;
+	struct ext4dec_cached *kept;
 };
 
 /*
  * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len).
- * If @cached and they fit, take a kept buffer, or make one to be kept
+ * If @spare and they fit, take a spare buffer, or make one to be kept
  * when they are many; a small read finding none allocates its own.
  * -ENOMEM is the caller's to report.
  */
 static int raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
-			 bool cached, struct raw_buf *rb)
+			 bool spare, struct raw_buf *rb)
 {
 	unsigned int lbs = bdev_logical_block_size(ei->inode->i_sb->s_bdev);
 
 	rb->pos = round_down(pos, lbs);
 	rb->len = round_up(pos + len, lbs) - rb->pos;
 	rb->buf = NULL;
-	rb->cached = cached && rb->len <= RAW_CACHE_BYTES;
-	if (rb->cached) {
-		rb->buf = raw_cache_get();
-		if (!rb->buf && rb->len > RAW_CACHE_BYTES / 8)
-			rb->buf = __vmalloc(RAW_CACHE_BYTES, GFP_KERNEL | __GFP_NOWARN);
-		rb->cached = !!rb->buf;
+	rb->kept = NULL;
+	rb->spare = spare && rb->len <= RAW_SPARE_BYTES;
+	if (rb->spare) {
+		rb->buf = raw_spare_get();
+		if (!rb->buf && rb->len > RAW_SPARE_BYTES / 8)
+			rb->buf = __vmalloc(RAW_SPARE_BYTES, GFP_KERNEL | __GFP_NOWARN);
+		rb->spare = !!rb->buf;
 	}
 	/* power-of-two sizes are naturally aligned, as bios want */
-	if (!rb->cached)
+	if (!rb->spare)
 		rb->buf = kvmalloc(roundup_pow_of_two(max_t(size_t, rb->len, PAGE_SIZE)),
 				   GFP_KERNEL | __GFP_NOWARN);
 	return rb->buf ? 0 : -ENOMEM;
 }
 
+/* Point @rb at the kept compressed bytes of @chunk, in @kept. */
+static void raw_buf_kept(const struct ext4dec_inode *ei, u32 chunk,
+			 struct ext4dec_cached *kept, struct raw_buf *rb)
+{
+	rb->buf = ext4dec_cached_bytes(kept);
+	rb->pos = szip_chunk_offset(&ei->sf, chunk);
+	rb->len = szip_chunk_clen(&ei->sf, chunk);
+	rb->spare = false;
+	rb->kept = kept;
+}
+
 static void raw_buf_free(struct raw_buf *rb)
 {
-	if (rb->cached)
-		raw_cache_put(rb->buf);
+	if (rb->kept)
+		ext4dec_cache_free(rb->kept);
+	else if (rb->spare)
+		raw_spare_put(rb->buf);
 	else
 		kvfree(rb->buf);
 }
@@ -297,6 +314,8 @@ static int raw_finish(struct raw_buf *rb, struct raw_read *rr)
 {
 	int err;
 
+	if (rb->kept)
+		return 0;	/* nothing was read */
 	if (is_vmalloc_addr(rb->buf))
 		invalidate_kernel_vmap_range(rb->buf, rb->len);
 	err = rr->err ?: blk_status_to_errno(READ_ONCE(rr->status));
@@ -472,6 +491,9 @@ struct ra_batch {
  * @wait: when the readahead caller inflates the request itself, completed
  *	once the compressed bytes are in
  * @ei: the inode's state; the request holds a reference
+ * @last: the request's last chunk
+ * @ahead: the last chunk whose compressed bytes are read, @last or, for a
+ *	request of one chunk inflated by the caller, a later one (keep_ahead())
  * @rb: the compressed bytes of all the chunks
  * @batch: the batches (kmalloc'ed)
  * @nr_batches: entries in @batch
@@ -484,6 +506,8 @@ struct ra_req {
 	atomic_t left;
 	struct completion *wait;
 	struct ext4dec_inode *ei;
+	u32 last;
+	u32 ahead;
 	struct raw_buf rb;
 	struct ra_batch *batch;
 	unsigned int nr_batches;
@@ -520,7 +544,9 @@ static void batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 		if (folio_pos(*folio) >= chunk_pos(ei, c + 1))
 			continue;	/* no folio of @c left to fill */
 		if (err) {
-			chunk_error(ei, c, "cannot read compressed data");
+			/* -EAGAIN: read_folio() reads the chunk again, alone */
+			if (err != -EAGAIN)
+				chunk_error(ei, c, "cannot read compressed data");
 		} else {
 			unsigned int n = inflate_in_place(ei, ws, c, in, folio, end);
 
@@ -578,14 +604,61 @@ static u32 req_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
 }
 
 /*
+ * The last chunk whose compressed bytes a miss of @chunk alone reads: the
+ * chunks after it within cache_ahead_kb of compressed bytes, up to the
+ * first one that has pages in the page cache or bytes kept already.
+ */
+static u32 ahead_end(struct ext4dec_inode *ei, u32 chunk)
+{
+	struct address_space *mapping = ei->inode->i_mapping;
+	u64 limit = szip_chunk_offset(&ei->sf, chunk) +
+		    szip_chunk_clen(&ei->sf, chunk) +
+		    ((u64)READ_ONCE(ext4dec_cache_ahead_kb) << 10);
+	u32 last = chunk;
+
+	if (!READ_ONCE(ext4dec_cache_kb))
+		return chunk;
+	while (last + 1 < ei->sf.info.nr_chunks &&
+	       szip_chunk_offset(&ei->sf, last + 1) +
+	       szip_chunk_clen(&ei->sf, last + 1) <= limit &&
+	       !xa_load(&ei->cache, last + 1) &&
+	       !filemap_range_has_page(mapping, chunk_pos(ei, last + 1),
+				       chunk_pos(ei, last + 2) - 1))
+		last++;
+	return last;
+}
+
+/*
+ * Keep the compressed bytes that @req read after its last chunk.  If the
+ * read failed, its own chunk may be sound: the request's folios are left
+ * to read_folio(), which reads the chunk alone and reports it if it fails.
+ */
+static void keep_ahead(struct ra_req *req)
+{
+	struct ext4dec_inode *ei = req->ei;
+	u32 c;
+
+	if (req->err) {
+		req->err = -EAGAIN;
+		return;
+	}
+	for (c = req->last + 1; c <= req->ahead; c++)
+		ext4dec_cache_add(ei, c, raw_buf_at(&req->rb,
+						    szip_chunk_offset(&ei->sf, c)));
+}
+
+/*
  * Allocate a request for chunks @first to @last, take their folios from
  * @rac, starting with *@folio (the next one is left in *@folio), cut it
- * into batches of at most @per chunks and start reading.  NULL without
- * memory, *@folio untouched.
+ * into batches of at most @per chunks and start reading the compressed
+ * bytes of chunks @first to @ahead, unless @kept holds them (then @first
+ * is @last is @ahead, and the request owns @kept).  NULL without memory,
+ * *@folio untouched, @kept freed.
  */
 static struct ra_req *req_start(struct ext4dec_inode *ei,
 				struct readahead_control *rac,
 				struct folio **folio, u32 first, u32 last,
+				u32 ahead, struct ext4dec_cached *kept,
 				u32 per, struct completion *wait)
 {
 	unsigned int max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
@@ -596,18 +669,24 @@ static struct ra_req *req_start(struct ext4dec_inode *ei,
 
 	req = kmalloc(struct_size(req, folios, max), GFP_KERNEL | __GFP_NOWARN);
 	if (!req)
-		return NULL;
+		goto nomem;
 	req->batch = kmalloc_array(DIV_ROUND_UP(last - first + 1, per),
 				   sizeof(*req->batch), GFP_KERNEL | __GFP_NOWARN);
-	if (!req->batch ||
-	    raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, last) +
-			  szip_chunk_clen(&ei->sf, last) - raw, true, &req->rb)) {
-		kfree(req->batch);
-		kfree(req);
-		return NULL;
-	}
+	if (!req->batch)
+		goto nomem_req;
+	if (kept)
+		raw_buf_kept(ei, first, kept, &req->rb);
+	else if (raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
+			       szip_chunk_clen(&ei->sf, ahead) - raw, true,
+			       &req->rb))
+		goto nomem_req;
+	/* chunks inflated from bytes read again keep none */
+	if (last > first)
+		ext4dec_cache_drop(ei, first, last);
 	kref_get(&ei->ref);
 	req->ei = ei;
+	req->last = last;
+	req->ahead = ahead;
 	req->wait = wait;
 	req->rr = (struct raw_read){ .pending = ATOMIC_INIT(1),
 				     .done = req_io_done };
@@ -631,8 +710,16 @@ static struct ra_req *req_start(struct ext4dec_inode *ei,
 		*folio = readahead_folio(rac);
 	}
 	atomic_set(&req->left, req->nr_batches);
-	raw_start(ei, &req->rb, &req->rr);
+	if (!kept)
+		raw_start(ei, &req->rb, &req->rr);
 	return req;
+
+nomem_req:
+	kfree(req->batch);
+	kfree(req);
+nomem:
+	ext4dec_cache_free(kept);
+	return NULL;
 }
 
 /*
@@ -692,6 +779,8 @@ static void ext4dec_readahead(struct readahead_control *rac)
 	while (folio) {
 		u32 first = folio_pos(folio) / csize;
 		DECLARE_COMPLETION_ONSTACK(done);
+		struct ext4dec_cached *kept = NULL;
+		u32 last = req_end(ei, first, req_last), ahead = last;
 		struct ext4dec_ws *ws;
 		struct ra_req *req;
 		unsigned int i, n;
@@ -702,8 +791,14 @@ static void ext4dec_readahead(struct readahead_control *rac)
 			folio = readahead_folio(rac);
 			continue;
 		}
-		req = req_start(ei, rac, &folio, first, req_end(ei, first, req_last),
-				per, in_caller ? &done : NULL);
+		/* a miss of one chunk: bytes kept by an earlier miss, or keep */
+		if (in_caller && last == first) {
+			kept = ext4dec_cache_take(ei, first);
+			if (!kept && ext4dec_cache_ahead(ei))
+				ahead = ahead_end(ei, first);
+		}
+		req = req_start(ei, rac, &folio, first, last, ahead, kept, per,
+				in_caller ? &done : NULL);
 		if (!req) {
 			/*
 			 * Out of memory is no chunk error: readahead is
@@ -718,6 +813,8 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		if (!in_caller)
 			continue;
 		wait_for_completion_io(&done);
+		if (req->ahead > req->last)
+			keep_ahead(req);
 		ws = ext4dec_ws_get();
 		/* the last batch frees the request */
 		for (i = 0, n = req->nr_batches; i < n; i++)
@@ -817,6 +914,7 @@ static void fill_neighbours(struct ext4dec_inode *ei, struct folio *done,
 static int ext4dec_read_folio(struct file *file, struct folio *folio)
 {
 	struct ext4dec_inode *ei = ext4dec_get(folio->mapping->host);
+	struct ext4dec_cached *kept;
 	struct ext4dec_ws *ws;
 	struct raw_buf rb;
 	unsigned int nofs;
@@ -835,9 +933,15 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	}
 	chunk = folio_pos(folio) / ei->sf.info.chunk_size;
 	nofs = memalloc_nofs_save();
-	err = raw_buf_alloc(ei, szip_chunk_offset(&ei->sf, chunk),
-			    szip_chunk_clen(&ei->sf, chunk), false, &rb);
-	if (!err) {
+	kept = ext4dec_cache_take(ei, chunk);
+	if (kept) {
+		raw_buf_kept(ei, chunk, kept, &rb);
+		err = 0;
+	} else {
+		err = raw_buf_alloc(ei, szip_chunk_offset(&ei->sf, chunk),
+				    szip_chunk_clen(&ei->sf, chunk), false, &rb);
+	}
+	if (!err && !kept) {
 		err = raw_read_sync(ei, &rb);
 		if (err)
 			chunk_error(ei, chunk, "cannot read compressed data");

@@ -10,6 +10,9 @@
  *   compressed_bytes     compressed bytes read from disk (whole device sectors)
  *   uncompressed_bytes   bytes produced by inflation
  *   read_errors          chunks that failed (I/O or corrupt data)
+ *   cache_hits           chunks inflated from compressed bytes kept by an
+ *                        earlier miss (no I/O)
+ *   cached_bytes         compressed bytes kept for later misses now
  *   refusals/<reason>    activations refused, by reason
  */
 #include "ext4dec.h"
@@ -41,6 +44,8 @@ static struct counter_attr counters[] = {
 	COUNTER(compressed_bytes, &ext4dec_stats.compressed_bytes),
 	COUNTER(uncompressed_bytes, &ext4dec_stats.uncompressed_bytes),
 	COUNTER(read_errors, &ext4dec_stats.read_errors),
+	COUNTER(cache_hits, &ext4dec_stats.cache_hits),
+	COUNTER(cached_bytes, &ext4dec_stats.cached_bytes),
 };
 
 static struct counter_attr refusals[EXT4DEC_NR_REFUSALS] = {

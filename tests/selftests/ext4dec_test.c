@@ -711,6 +711,171 @@ static enum result t_fault_around(void)
 	return PASS;
 }
 
+static int set_param(const char *name, long long value)
+{
+	return run("echo %lld > /sys/module/ext4dec/parameters/%s", value, name);
+}
+
+/* A fresh compressed copy of orig, 32 KiB chunks, mapped */
+static volatile unsigned char *map_fresh(const char *name)
+{
+	void *m = MAP_FAILED;
+	int fd;
+
+	if (make_compressed(path("orig"), path(name), "--chunk-size=32768"))
+		return NULL;
+	fd = open(path(name), O_RDONLY);
+	if (fd >= 0) {
+		m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+	}
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/*
+ * Reading ahead stops paying when misses never find their bytes kept:
+ * faults in every other chunk, downwards, each keeping the chunk above
+ * it, which is never asked for.  The first ones read ahead; after a few
+ * dozen, only one miss in 16 does.
+ */
+static enum result cache_ahead_stops(void)
+{
+	volatile unsigned char *m = map_fresh("ahead2");
+	int i, kept_late = 0;
+	long long kept;
+
+	CHECK(m, "ahead2: compress, activate, map");
+	for (i = 0; i < 45; i++) {
+		kept = counter("cached_bytes");
+		(void)m[(size_t)(95 - 2 * i) * 32768];
+		if (i == 0 && counter("cached_bytes") <= kept) {
+			diag("the first miss kept nothing");
+			break;
+		}
+		kept_late += i >= 37 && counter("cached_bytes") > kept;
+	}
+	munmap((void *)m, DATA_SIZE);
+	unlink(path("ahead2"));
+	CHECK(i == 45 && kept_late <= 1,
+	      "%d of misses 38-45, none a hit, read ahead (expected at most 1)",
+	      kept_late);
+	return PASS;
+}
+
+/*
+ * A miss of one chunk also reads the compressed bytes of the chunks after
+ * it (cache_ahead_kb) and keeps them, inflating nothing more: a later
+ * fault in one of those chunks inflates it without I/O.  The cache holds
+ * no more than cache_kb, gives everything back to drop_caches (its
+ * shrinker) and to deactivation, and keeps nothing with cache_ahead_kb=0.
+ */
+static enum result t_cache_ahead(void)
+{
+	long long inflated, hits, raw, kept, most = 0;
+	unsigned char *orig;
+	volatile unsigned char *m;
+	enum result r = FAIL;
+	size_t len, i;
+	char c;
+	int fd;
+
+	CHECK(!set_param("cache_kb", 16384) && !set_param("cache_ahead_kb", 64),
+	      "set cache_kb, cache_ahead_kb");
+	drop_caches();
+	CHECK(counter("cached_bytes") == 0, "%lld bytes kept after drop_caches",
+	      counter("cached_bytes"));
+	orig = read_all(path("orig"), &len);
+	m = map_fresh("ahead1");
+	CHECK(orig && len == DATA_SIZE && m, "read orig; ahead1: compress, activate, map");
+
+	inflated = counter("chunks_inflated");
+	hits = counter("cache_hits");
+	(void)m[5 * 32768 + 4096];		/* chunk 5: keeps 6 and more */
+	kept = counter("cached_bytes");
+	if (counter("chunks_inflated") - inflated != 1 || kept <= 0 ||
+	    kept > 64 * 1024) {
+		diag("a fault in chunk 5 inflated %lld chunks and kept %lld bytes (cache_ahead_kb=64)",
+		     counter("chunks_inflated") - inflated, kept);
+		goto out;
+	}
+	raw = counter("compressed_bytes");
+	if (memcmp((const void *)(m + 6 * 32768), orig + 6 * 32768, 32768)) {
+		diag("chunk 6, inflated from kept bytes, differs from the original");
+		goto out;
+	}
+	if (counter("chunks_inflated") - inflated != 2 ||
+	    counter("cache_hits") - hits != 1 ||
+	    counter("compressed_bytes") != raw ||
+	    counter("cached_bytes") >= kept) {
+		diag("a fault in chunk 6: %lld chunks inflated in all, %lld cache hits, %lld bytes read, %lld bytes kept (were %lld)",
+		     counter("chunks_inflated") - inflated,
+		     counter("cache_hits") - hits,
+		     counter("compressed_bytes") - raw,
+		     counter("cached_bytes"), kept);
+		goto out;
+	}
+
+	/* at most cache_kb, the oldest dropped first */
+	CHECK(!set_param("cache_kb", 40), "set cache_kb");
+	for (i = 0; i < 12; i++) {
+		size_t off = (20 + i * 6) * 32768;
+
+		if (memcmp((const void *)(m + off), orig + off, 4096)) {
+			diag("page at %zu differs from the original", off);
+			goto out;
+		}
+		kept = counter("cached_bytes");
+		most = kept > most ? kept : most;
+	}
+	if (most <= 0 || most > 40 * 1024) {
+		diag("with cache_kb=40, up to %lld bytes kept", most);
+		goto out;
+	}
+
+	/* the shrinker: drop_caches frees slab caches too */
+	drop_caches();
+	if (counter("cached_bytes")) {
+		diag("%lld bytes kept after drop_caches", counter("cached_bytes"));
+		goto out;
+	}
+
+	/* none read ahead with cache_ahead_kb=0 */
+	CHECK(!set_param("cache_kb", 16384) && !set_param("cache_ahead_kb", 0),
+	      "set cache_kb, cache_ahead_kb");
+	hits = counter("cache_hits");
+	(void)m[10 * 32768];
+	(void)m[11 * 32768];
+	if (counter("cached_bytes") || counter("cache_hits") != hits) {
+		diag("cache_ahead_kb=0: %lld bytes kept, %lld hits",
+		     counter("cached_bytes"), counter("cache_hits") - hits);
+		goto out;
+	}
+	r = PASS;
+out:
+	munmap((void *)m, DATA_SIZE);
+	set_param("cache_kb", 16384);
+	set_param("cache_ahead_kb", 32);
+	free(orig);
+	if (r != PASS)
+		return r;
+
+	/* deactivation gives back what its inode kept */
+	drop_caches();
+	fd = open(path("ahead1"), O_RDONLY);
+	CHECK(fd >= 0, "open");
+	/* no readahead beyond the chunk: a miss of one chunk */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	CHECK(pread(fd, &c, 1, 3 * 32768) == 1, "pread");
+	close(fd);
+	kept = counter("cached_bytes");
+	CHECK(!change_flags(path("ahead1"), 0, FS_COMPR_FL), "chattr -c");
+	CHECK(kept > 0 && counter("cached_bytes") == 0,
+	      "a read of chunk 3 kept %lld bytes, %lld left after chattr -c",
+	      kept, counter("cached_bytes"));
+	unlink(path("ahead1"));
+	return cache_ahead_stops();
+}
+
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
@@ -1577,6 +1742,7 @@ static const struct test {
 	{ "random_reads_inflate_touched_chunks", t_random_read_counts },
 	{ "page_faults_inflate_touched_chunks", t_fault_counts },
 	{ "fault_around_kb_reads_following_chunks", t_fault_around },
+	{ "miss_keeps_following_chunks_bytes", t_cache_ahead },
 	{ "faults_populate_mlock_cow_concurrent_holes", t_fault_paths },
 	{ "memcg_limited_reader", t_memcg },
 	{ "concurrent_readers", t_concurrent },

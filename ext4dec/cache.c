@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Compressed bytes of chunks read ahead of a miss, kept for the next one.
+ *
+ * A program's start faults its libraries in one chunk at a time, in an
+ * order that jumps around but keeps coming back near where it was.  On a
+ * fast device, what such a start waits for is the number of synchronous
+ * reads more than their size: each costs a round trip to the device.  So
+ * a miss that reads one chunk (a page fault, read_folio(), a readahead of
+ * a single chunk) reads the compressed bytes of the chunks after it in the
+ * same I/O, up to cache_ahead_kb, inflates only its own chunk, and keeps
+ * the others' compressed bytes here.  A later miss on one of those chunks
+ * takes its bytes out and inflates them without I/O.  Reading ahead
+ * continues while it pays: while at least one miss in eight of the file
+ * finds its bytes kept (random reads over a big file stop it after a few
+ * dozen misses; then one miss in AHEAD_PROBE reads ahead, to notice when
+ * it pays again).
+ *
+ * Nothing is inflated that nobody asked for, and no chunk is cached twice:
+ * bytes are kept only for chunks with no page in the page cache, and
+ * leave this cache when their chunk is inflated (they are taken, or a
+ * readahead of several chunks drops them).  The cache holds at most
+ * cache_kb of compressed bytes for all files together, oldest dropped
+ * first; a shrinker gives it back under memory pressure; an inode's bytes
+ * go when its state is released (deactivation, eviction, unload).
+ *
+ * Locking: cache_lock protects the LRU list, the byte count and every
+ * inode's @cache xarray contents; it nests outside the xarray's own lock.
+ * Entries are referenced from the xarray and the list, both under
+ * cache_lock, and belong to whoever takes them out.  An entry's inode
+ * state outlives it: ext4dec_cache_forget() empties the inode's xarray
+ * before the state is freed.
+ */
+#include "ext4dec.h"
+
+#include <linux/lockdep.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+
+/**
+ * struct ext4dec_cached - the compressed bytes of one chunk
+ * @lru: entry in cache_lru, oldest first
+ * @ei: the inode's state
+ * @chunk: the chunk
+ * @len: number of bytes in @data: the chunk's compressed length
+ * @data: the bytes, from the chunk's offset in the file
+ */
+struct ext4dec_cached {
+	struct list_head lru;
+	struct ext4dec_inode *ei;
+	u32 chunk;
+	u32 len;
+	u8 data[];
+};
+
+/* Per inode, a score of recent misses: AHEAD_HIT for a hit, -1 otherwise */
+#define AHEAD_HIT	7
+#define AHEAD_START	32
+#define AHEAD_MAX	64
+#define AHEAD_PROBE	16
+
+static DEFINE_SPINLOCK(cache_lock);
+static LIST_HEAD(cache_lru);
+static unsigned long cache_entries;
+static struct shrinker *cache_shrinker;
+
+/* Unlink @e from the cache (cache_lock held); the caller frees it. */
+static void unlink_entry(struct ext4dec_cached *e)
+{
+	lockdep_assert_held(&cache_lock);
+	xa_erase(&e->ei->cache, e->chunk);
+	list_del(&e->lru);
+	cache_entries--;
+	atomic64_sub(e->len, &ext4dec_stats.cached_bytes);
+}
+
+static void free_list(struct list_head *list)
+{
+	struct ext4dec_cached *e, *next;
+
+	list_for_each_entry_safe(e, next, list, lru)
+		kfree(e);
+}
+
+/**
+ * ext4dec_cache_init_inode() - set up an inode's part of the cache
+ * @ei: the inode's state, being prepared
+ */
+void ext4dec_cache_init_inode(struct ext4dec_inode *ei)
+{
+	xa_init(&ei->cache);
+	atomic_set(&ei->ahead_score, AHEAD_START);
+}
+
+/* A miss of one chunk found its bytes kept, or not. */
+static void score(struct ext4dec_inode *ei, bool hit)
+{
+	int s = atomic_read(&ei->ahead_score);
+
+	/* racing updates may lose one: it is an estimate */
+	if (hit)
+		atomic_set(&ei->ahead_score, min(s + AHEAD_HIT, AHEAD_MAX));
+	else if (s > 0)
+		atomic_set(&ei->ahead_score, s - 1);
+}
+
+/**
+ * ext4dec_cache_ahead() - whether a miss should read ahead and keep
+ * @ei: the inode's state, referenced by the caller
+ *
+ * Return: true while reading ahead pays for this inode (at least one miss
+ * in eight finds its bytes kept), and for one miss in AHEAD_PROBE when it
+ * does not.
+ */
+bool ext4dec_cache_ahead(struct ext4dec_inode *ei)
+{
+	return atomic_read(&ei->ahead_score) > 0 ||
+	       !(atomic_inc_return(&ei->ahead_probe) % AHEAD_PROBE);
+}
+
+/**
+ * ext4dec_cache_add() - keep the compressed bytes of a chunk
+ * @ei: the inode's state, referenced by the caller
+ * @chunk: a chunk none of whose pages is in the page cache
+ * @bytes: its compressed bytes, szip_chunk_clen() of them
+ *
+ * Copies the bytes, unless they are kept already, the cache is disabled
+ * or memory is short; drops the oldest bytes kept beyond cache_kb.
+ *
+ * Context: process, may sleep (GFP_KERNEL, in the caller's NOFS scope).
+ */
+void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes)
+{
+	u32 len = szip_chunk_clen(&ei->sf, chunk);
+	u64 budget = (u64)READ_ONCE(ext4dec_cache_kb) << 10;
+	struct ext4dec_cached *e;
+	LIST_HEAD(dropped);
+
+	if (len > budget || xa_load(&ei->cache, chunk))
+		return;
+	e = kmalloc(struct_size(e, data, len), GFP_KERNEL | __GFP_NOWARN);
+	if (!e)
+		return;
+	e->ei = ei;
+	e->chunk = chunk;
+	e->len = len;
+	memcpy(e->data, bytes, len);
+
+	spin_lock(&cache_lock);
+	if (xa_insert(&ei->cache, chunk, e, GFP_NOWAIT | __GFP_NOWARN)) {
+		/* kept meanwhile, or no memory for the index */
+		spin_unlock(&cache_lock);
+		kfree(e);
+		return;
+	}
+	list_add_tail(&e->lru, &cache_lru);
+	cache_entries++;
+	atomic64_add(len, &ext4dec_stats.cached_bytes);
+	while (atomic64_read(&ext4dec_stats.cached_bytes) > budget) {
+		struct ext4dec_cached *old = list_first_entry(&cache_lru,
+							      struct ext4dec_cached,
+							      lru);
+
+		unlink_entry(old);
+		list_add(&old->lru, &dropped);
+	}
+	spin_unlock(&cache_lock);
+	free_list(&dropped);
+}
+
+/**
+ * ext4dec_cache_take() - take the kept compressed bytes of a chunk
+ * @ei: the inode's state, referenced by the caller
+ * @chunk: a chunk that missed the page cache
+ *
+ * Counts a hit or a miss for ext4dec_cache_ahead().
+ *
+ * Context: process.
+ * Return: the entry, now the caller's (its bytes are @data, @len long; free
+ * it with ext4dec_cache_free()), or NULL if none is kept.
+ */
+struct ext4dec_cached *ext4dec_cache_take(struct ext4dec_inode *ei, u32 chunk)
+{
+	struct ext4dec_cached *e = NULL;
+
+	if (!xa_empty(&ei->cache)) {
+		spin_lock(&cache_lock);
+		e = xa_load(&ei->cache, chunk);
+		if (e)
+			unlink_entry(e);
+		spin_unlock(&cache_lock);
+	}
+	score(ei, !!e);
+	if (e)
+		atomic64_inc(&ext4dec_stats.cache_hits);
+	return e;
+}
+
+/**
+ * ext4dec_cached_bytes() - the bytes of an entry
+ * @e: an entry taken with ext4dec_cache_take()
+ *
+ * Return: its bytes, the compressed bytes of its chunk.
+ */
+u8 *ext4dec_cached_bytes(struct ext4dec_cached *e)
+{
+	return e->data;
+}
+
+/**
+ * ext4dec_cache_free() - free an entry taken with ext4dec_cache_take()
+ * @e: the entry, or NULL
+ */
+void ext4dec_cache_free(struct ext4dec_cached *e)
+{
+	kfree(e);
+}
+
+/**
+ * ext4dec_cache_drop() - forget the kept bytes of a range of chunks
+ * @ei: the inode's state
+ * @first: first chunk
+ * @last: last chunk
+ *
+ * For chunks about to be inflated from bytes read again (a readahead of
+ * several chunks), and for the whole file when the state is released.
+ *
+ * Context: process.
+ */
+void ext4dec_cache_drop(struct ext4dec_inode *ei, u32 first, u32 last)
+{
+	struct ext4dec_cached *e;
+	unsigned long index;
+	LIST_HEAD(dropped);
+
+	if (xa_empty(&ei->cache))
+		return;
+	spin_lock(&cache_lock);
+	xa_for_each_range(&ei->cache, index, e, first, last) {
+		unlink_entry(e);
+		list_add(&e->lru, &dropped);
+	}
+	spin_unlock(&cache_lock);
+	free_list(&dropped);
+}
+
+static unsigned long cache_count(struct shrinker *s, struct shrink_control *sc)
+{
+	return READ_ONCE(cache_entries) ?: SHRINK_EMPTY;
+}
+
+static unsigned long cache_scan(struct shrinker *s, struct shrink_control *sc)
+{
+	unsigned long freed = 0;
+	LIST_HEAD(dropped);
+
+	spin_lock(&cache_lock);
+	while (freed < sc->nr_to_scan && !list_empty(&cache_lru)) {
+		struct ext4dec_cached *e = list_first_entry(&cache_lru,
+							    struct ext4dec_cached,
+							    lru);
+
+		unlink_entry(e);
+		list_add(&e->lru, &dropped);
+		freed++;
+	}
+	spin_unlock(&cache_lock);
+	free_list(&dropped);
+	return freed ?: SHRINK_STOP;
+}
+
+/**
+ * ext4dec_cache_init() - register the cache's shrinker
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ext4dec_cache_init(void)
+{
+	cache_shrinker = ext4dec_shrinker_create(cache_count, cache_scan,
+						 "ext4dec-cache");
+	return cache_shrinker ? 0 : -ENOMEM;
+}
+
+/**
+ * ext4dec_cache_exit() - unregister the shrinker
+ *
+ * At module exit, once every inode's state is released (the cache is
+ * empty).
+ */
+void ext4dec_cache_exit(void)
+{
+	WARN_ON_ONCE(!list_empty(&cache_lru));
+	ext4dec_shrinker_free(cache_shrinker);
+}
