@@ -33,8 +33,9 @@
  *   time of this process and of waited-for children), majflt, dev_bytes,
  *   dev_ios (read requests) and dev_busy_ns (time the device had requests
  *   in flight), cached_kb (growth of Cached in /proc/meminfo), ext4dec counters
- *   (chunks, ubytes, cbytes: growth of chunks_inflated, uncompressed_bytes
- *   and compressed_bytes in /sys/kernel/ext4dec, if loaded), busy_ns (time
+ *   (chunks, ubytes, cbytes, hits: growth of chunks_inflated,
+ *   uncompressed_bytes, compressed_bytes and cache_hits in
+ *   /sys/kernel/ext4dec, if loaded), busy_ns (time
  *   all CPUs spent outside idle and iowait, from /proc/stat: work done for
  *   the run by kernel threads and interrupts too), and for rand p50_ns,
  *   p99_ns, max_ns.
@@ -195,7 +196,7 @@ struct snap {
 	uint64_t ns;
 	long long busy;
 	long long ios, sectors, dev_busy_ms, cached;
-	long long chunks, ubytes, cbytes;
+	long long chunks, ubytes, cbytes, hits;
 	struct rusage self, children;
 };
 
@@ -206,6 +207,7 @@ static void snapshot(struct snap *s)
 	s->chunks = read_number("/sys/kernel/ext4dec/chunks_inflated");
 	s->ubytes = read_number("/sys/kernel/ext4dec/uncompressed_bytes");
 	s->cbytes = read_number("/sys/kernel/ext4dec/compressed_bytes");
+	s->hits = read_number("/sys/kernel/ext4dec/cache_hits");
 	getrusage(RUSAGE_SELF, &s->self);
 	getrusage(RUSAGE_CHILDREN, &s->children);
 	s->busy = cpu_busy_ticks();
@@ -254,6 +256,8 @@ static void report(const char *mode, const struct snap *a, const struct snap *b,
 	if (a->chunks >= 0 && b->chunks >= 0)
 		printf(" chunks=%lld ubytes=%lld cbytes=%lld", b->chunks - a->chunks,
 		       b->ubytes - a->ubytes, b->cbytes - a->cbytes);
+	if (a->hits >= 0 && b->hits >= 0)
+		printf(" hits=%lld", b->hits - a->hits);
 	if (extra && *extra)
 		printf(" %s", extra);
 	putchar('\n');

@@ -657,8 +657,8 @@ def main():
         if rp:
             p("## %s: Firefox's page order, replayed (benchio replay, cold, %s)" % (main_file, bwname(slow)))
             p("")
-            p("| configuration | s | vs ext4 | device MB | chunks touched | chunks inflated | MB inflated |")
-            p("|---|---:|---:|---:|---:|---:|---:|")
+            p("| configuration | s | vs ext4 | device MB | reads | chunks touched | chunks inflated | from kept bytes | MB inflated |")
+            p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
             te = fig(slow, "ext4", main_file, "replay", 1, "ns", 1e-9)
             for c in rp:
                 t = fig(slow, c, main_file, "replay", 1, "ns", 1e-9)
@@ -666,17 +666,23 @@ def main():
                 tc = fig(slow, c, main_file, "replay", 1, "touched_chunks")
                 ch = fig(slow, c, main_file, "replay", 1, "chunks")
                 ub = fig(slow, c, main_file, "replay", 1, "ubytes")
-                p("| %s | %s | %s | %s | %s | %s | %s |" % (
+                ios = fig(slow, c, main_file, "replay", 1, "dev_ios")
+                hi = fig(slow, c, main_file, "replay", 1, "hits")
+                p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     c, mmm(t), ("%.2fx" % (te[0] / t[0])) if te else "–",
                     mb(db[0]) if db else "–",
+                    "%d" % ios[0] if ios else "–",
                     "%d" % tc[0] if tc and kinds.get(c) == "szip" else "–",
                     "%d" % ch[0] if ch and kinds.get(c) == "szip" else "–",
+                    "%d" % hi[0] if hi and kinds.get(c) == "szip" else "–",
                     mb(ub[0]) if ub and kinds.get(c) == "szip" else "–"))
             p("")
             p("The pages of %s a cold `firefox-esr --headless --help` touches, in the order it "
               "first touches them (bench/firefox-libxul.trace: 5,300 pages), touched in a "
-              "private mapping.  chunks touched: the distinct chunks those pages lie in; a "
-              "fault inflates the chunk it misses and no other." % main_file)
+              "private mapping.  reads: the device's read requests.  chunks touched: the "
+              "distinct chunks those pages lie in; a fault inflates the chunk it misses and "
+              "no other.  from kept bytes: chunks inflated from compressed bytes an earlier "
+              "miss read and kept (no I/O)." % main_file)
             p("")
 
         if traced:

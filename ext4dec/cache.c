@@ -28,8 +28,16 @@
  * inode's @cache xarray contents; it nests outside the xarray's own lock.
  * Entries are referenced from the xarray and the list, both under
  * cache_lock, and belong to whoever takes them out.  An entry's inode
- * state outlives it: ext4dec_cache_forget() empties the inode's xarray
- * before the state is freed.
+ * state outlives it: the state's release empties the inode's xarray with
+ * ext4dec_cache_drop() before the state is freed, after an RCU grace
+ * period, which also waits for any shrinker or eviction that found the
+ * xarray not yet empty.
+ *
+ * Memory: cache_kb bounds the bytes of the entries as allocated (their
+ * kmalloc size), not the xarray's nodes.  Entries are not charged to a
+ * memory cgroup: they are a global cache, like the page cache's
+ * readahead of a file shared by every reader, and the shrinker is not
+ * memcg-aware.  Lowering cache_kb takes effect as bytes are next kept.
  */
 #include "ext4dec.h"
 
@@ -43,6 +51,7 @@
  * @ei: the inode's state
  * @chunk: the chunk
  * @len: number of bytes in @data: the chunk's compressed length
+ * @size: the entry's allocated size, counted against cache_kb
  * @data: the bytes, from the chunk's offset in the file
  */
 struct ext4dec_cached {
@@ -50,6 +59,7 @@ struct ext4dec_cached {
 	struct ext4dec_inode *ei;
 	u32 chunk;
 	u32 len;
+	u32 size;
 	u8 data[];
 };
 
@@ -70,8 +80,8 @@ static void unlink_entry(struct ext4dec_cached *e)
 	lockdep_assert_held(&cache_lock);
 	xa_erase(&e->ei->cache, e->chunk);
 	list_del(&e->lru);
-	cache_entries--;
-	atomic64_sub(e->len, &ext4dec_stats.cached_bytes);
+	WRITE_ONCE(cache_entries, cache_entries - 1);
+	atomic64_sub(e->size, &ext4dec_stats.cached_bytes);
 }
 
 static void free_list(struct list_head *list)
@@ -105,6 +115,18 @@ static void score(struct ext4dec_inode *ei, bool hit)
 }
 
 /**
+ * ext4dec_cache_failed() - a read ahead failed
+ * @ei: the inode's state, referenced by the caller
+ *
+ * The failed bytes may be read again by every miss near them: stop reading
+ * ahead until the kept bytes pay again.
+ */
+void ext4dec_cache_failed(struct ext4dec_inode *ei)
+{
+	atomic_set(&ei->ahead_score, 0);
+}
+
+/**
  * ext4dec_cache_ahead() - whether a miss should read ahead and keep
  * @ei: the inode's state, referenced by the caller
  *
@@ -131,19 +153,24 @@ bool ext4dec_cache_ahead(struct ext4dec_inode *ei)
  */
 void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes)
 {
-	u32 len = szip_chunk_clen(&ei->sf, chunk);
 	u64 budget = (u64)READ_ONCE(ext4dec_cache_kb) << 10;
+	u32 len = szip_chunk_clen(&ei->sf, chunk);
 	struct ext4dec_cached *e;
 	LIST_HEAD(dropped);
+	size_t size;
 
-	if (len > budget || xa_load(&ei->cache, chunk))
+	size = kmalloc_size_roundup(struct_size(e, data, len));
+
+	if (size > budget || xa_load(&ei->cache, chunk))
 		return;
-	e = kmalloc(struct_size(e, data, len), GFP_KERNEL | __GFP_NOWARN);
+	/* a cache: no effort to reclaim memory for it */
+	e = kmalloc(size, GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
 	if (!e)
 		return;
 	e->ei = ei;
 	e->chunk = chunk;
 	e->len = len;
+	e->size = size;
 	memcpy(e->data, bytes, len);
 
 	spin_lock(&cache_lock);
@@ -154,8 +181,8 @@ void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes)
 		return;
 	}
 	list_add_tail(&e->lru, &cache_lru);
-	cache_entries++;
-	atomic64_add(len, &ext4dec_stats.cached_bytes);
+	WRITE_ONCE(cache_entries, cache_entries + 1);
+	atomic64_add(size, &ext4dec_stats.cached_bytes);
 	while (atomic64_read(&ext4dec_stats.cached_bytes) > budget) {
 		struct ext4dec_cached *old = list_first_entry(&cache_lru,
 							      struct ext4dec_cached,

@@ -109,12 +109,12 @@ static inline struct folio *ext4dec_find_folio(struct address_space *m,
  * caller's struct is gone.  ext4dec_shrinker_create() registers one either
  * way (NULL without memory), ext4dec_shrinker_free() unregisters and frees.
  */
-typedef unsigned long (*ext4dec_shrink_fn)(struct shrinker *,
-					   struct shrink_control *);
-
-static inline struct shrinker *ext4dec_shrinker_create(ext4dec_shrink_fn count,
-						       ext4dec_shrink_fn scan,
-						       const char *name)
+static inline struct shrinker *
+ext4dec_shrinker_create(unsigned long (*count)(struct shrinker *,
+					       struct shrink_control *),
+			unsigned long (*scan)(struct shrinker *,
+					      struct shrink_control *),
+			const char *name)
 {
 #if EXT4DEC_SINCE(6, 7, 0)
 	struct shrinker *s = shrinker_alloc(0, "%s", name);

@@ -225,6 +225,7 @@ int ext4dec_cache_init(void);
 void ext4dec_cache_exit(void);
 void ext4dec_cache_init_inode(struct ext4dec_inode *ei);
 bool ext4dec_cache_ahead(struct ext4dec_inode *ei);
+void ext4dec_cache_failed(struct ext4dec_inode *ei);
 void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes);
 struct ext4dec_cached *ext4dec_cache_take(struct ext4dec_inode *ei, u32 chunk);
 u8 *ext4dec_cached_bytes(struct ext4dec_cached *e);

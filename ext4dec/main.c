@@ -3,8 +3,8 @@
  * ext4dec: transparent decompression of szip files on ext4.
  *
  * Module load and unload, parameters, logging.  Load order: workspaces,
- * workers, the cache's shrinker, sysfs, then the ext4 hooks (after which inodes can become
- * active).  Unload reverses it after every inode is back to its raw state
+ * workers, the cache's shrinker, sysfs, then the ext4 hooks (after which
+ * inodes can become active).  Unload reverses it after every inode is back to its raw state
  * (which waits for the folios that readahead batches hold); open files and
  * mappings of active inodes hold module references.
  */

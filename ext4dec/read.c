@@ -605,19 +605,20 @@ static u32 req_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
 
 /*
  * The last chunk whose compressed bytes a miss of @chunk alone reads: the
- * chunks after it within cache_ahead_kb of compressed bytes, up to the
- * first one that has pages in the page cache or bytes kept already.
+ * chunks after it within cache_ahead_kb of compressed bytes (at most
+ * REQ_BYTES and half of cache_kb), up to the first one that has pages in
+ * the page cache or bytes kept already.
  */
 static u32 ahead_end(struct ext4dec_inode *ei, u32 chunk)
 {
 	struct address_space *mapping = ei->inode->i_mapping;
+	/* no more than a readahead request, half the cache */
+	u64 ahead = min3((u64)READ_ONCE(ext4dec_cache_ahead_kb) << 10,
+			 (u64)REQ_BYTES, (u64)READ_ONCE(ext4dec_cache_kb) << 9);
 	u64 limit = szip_chunk_offset(&ei->sf, chunk) +
-		    szip_chunk_clen(&ei->sf, chunk) +
-		    ((u64)READ_ONCE(ext4dec_cache_ahead_kb) << 10);
+		    szip_chunk_clen(&ei->sf, chunk) + ahead;
 	u32 last = chunk;
 
-	if (!READ_ONCE(ext4dec_cache_kb))
-		return chunk;
 	while (last + 1 < ei->sf.info.nr_chunks &&
 	       szip_chunk_offset(&ei->sf, last + 1) +
 	       szip_chunk_clen(&ei->sf, last + 1) <= limit &&
@@ -629,22 +630,30 @@ static u32 ahead_end(struct ext4dec_inode *ei, u32 chunk)
 }
 
 /*
- * Keep the compressed bytes that @req read after its last chunk.  If the
- * read failed, its own chunk may be sound: the request's folios are left
- * to read_folio(), which reads the chunk alone and reports it if it fails.
+ * Keep the compressed bytes that @req read after its last chunk, for the
+ * chunks still absent from the page cache.  If the read failed, its own
+ * chunk may be sound: the request's folios are left to read_folio(), which
+ * reads the chunk alone and reports it if it fails, and the inode stops
+ * reading ahead for a while (ext4dec_cache_failed()).
  */
 static void keep_ahead(struct ra_req *req)
 {
 	struct ext4dec_inode *ei = req->ei;
+	struct address_space *mapping = ei->inode->i_mapping;
 	u32 c;
 
 	if (req->err) {
 		req->err = -EAGAIN;
+		ext4dec_cache_failed(ei);
 		return;
 	}
-	for (c = req->last + 1; c <= req->ahead; c++)
+	for (c = req->last + 1; c <= req->ahead; c++) {
+		if (filemap_range_has_page(mapping, chunk_pos(ei, c),
+					   chunk_pos(ei, c + 1) - 1))
+			continue;
 		ext4dec_cache_add(ei, c, raw_buf_at(&req->rb,
 						    szip_chunk_offset(&ei->sf, c)));
+	}
 }
 
 /*
@@ -681,7 +690,7 @@ static struct ra_req *req_start(struct ext4dec_inode *ei,
 			       &req->rb))
 		goto nomem_req;
 	/* chunks inflated from bytes read again keep none */
-	if (last > first)
+	if (!kept)
 		ext4dec_cache_drop(ei, first, last);
 	kref_get(&ei->ref);
 	req->ei = ei;
@@ -780,8 +789,8 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		u32 first = folio_pos(folio) / csize;
 		DECLARE_COMPLETION_ONSTACK(done);
 		struct ext4dec_cached *kept = NULL;
-		u32 last = req_end(ei, first, req_last), ahead = last;
 		struct ext4dec_ws *ws;
+		u32 last, ahead;
 		struct ra_req *req;
 		unsigned int i, n;
 
@@ -791,6 +800,8 @@ static void ext4dec_readahead(struct readahead_control *rac)
 			folio = readahead_folio(rac);
 			continue;
 		}
+		last = req_end(ei, first, req_last);
+		ahead = last;
 		/* a miss of one chunk: bytes kept by an earlier miss, or keep */
 		if (in_caller && last == first) {
 			kept = ext4dec_cache_take(ei, first);

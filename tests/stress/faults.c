@@ -628,6 +628,7 @@ static int io_errors(const char *disk)
 	size_t cs = f->chunk, maplen = (f->size + PAGE - 1) & ~(PAGE - 1);
 	int fd = -1, err, errs = failures;
 	uint8_t *buf = malloc(PAGE), *m;
+	long long read_errors;
 	ssize_t got;
 	char p[128];
 
@@ -649,6 +650,8 @@ static int io_errors(const char *disk)
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	read_ok(f, fd, 1 * cs, buf, "chunk 1 before the errors");
+	/* chunk 3 is read from the disk, not from bytes chunk 1's miss kept */
+	knob("/proc/sys/vm/drop_caches", "2");
 	io_fail_next(-1);
 	got = pread(fd, buf, PAGE, 3 * cs + PAGE);
 	err = errno;
@@ -675,6 +678,7 @@ static int io_errors(const char *disk)
 		madvise(m, maplen, MADV_RANDOM);
 		if (touch(m, 1 * cs, PAGE, buf))
 			fail("SIGBUS before any error");
+		knob("/proc/sys/vm/drop_caches", "2");
 		io_fail_next(-1);
 		if (!touch(m, 5 * cs, PAGE, buf))
 			fail("a page whose bios fail was mapped");
@@ -742,6 +746,28 @@ static int io_errors(const char *disk)
 			fail("chattr +c after the I/O error: %s", strerror(err));
 		verify_name(f, fpath(f->name), "activated after an I/O error");
 	}
+
+	/*
+	 * A miss of one chunk also reads the next chunks' bytes to keep them
+	 * (cache.c); when that read fails, the chunk asked for is read again
+	 * alone, and is not reported as failed unless that fails too.
+	 */
+	progress("%s read ahead", cur_test);
+	fd = open(fpath(f->name), O_RDONLY | O_NOATIME);
+	if (fd < 0) {
+		fail("open: %s", strerror(errno));
+		goto out;
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	knob("/proc/sys/vm/drop_caches", "2");
+	read_errors = counter("read_errors");
+	io_fail_next(1);
+	read_ok(f, fd, 7 * cs, buf, "a miss whose read of the next chunks failed once");
+	io_fail_next(0);
+	if (counter("read_errors") != read_errors)
+		fail("a miss whose read of the next chunks failed once: %lld chunks reported failed",
+		     counter("read_errors") - read_errors);
 out:
 	knob(p, "0");
 	io_faults_setup(false);
