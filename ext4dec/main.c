@@ -45,11 +45,11 @@ module_param_named(cache_kb, ext4dec_cache_kb, uint, 0644);
 MODULE_PARM_DESC(cache_kb,
 		 "Compressed data kept for later misses, at most, all files together (KiB; default 16384, 0 = none)");
 
-unsigned int ext4dec_cache_ahead_kb = 32;
+unsigned int ext4dec_cache_ahead_kb = 16;
 
 module_param_named(cache_ahead_kb, ext4dec_cache_ahead_kb, uint, 0644);
 MODULE_PARM_DESC(cache_ahead_kb,
-		 "Compressed data a miss of one chunk reads after it and keeps for later misses (KiB; default 32, 0 = none)");
+		 "Compressed data a miss of one chunk reads after it and keeps for later misses (KiB; default 16, 0 = none)");
 
 /**
  * ext4dec_msg() - log a rate-limited message about an inode
