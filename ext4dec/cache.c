@@ -6,11 +6,12 @@
  * order that jumps around but keeps coming back near where it was.  On a
  * fast device, what such a start waits for is the number of synchronous
  * reads more than their size: each costs a round trip to the device.  So
- * a miss that reads one chunk (a page fault, read_folio(), a readahead of
- * a single chunk) reads the compressed bytes of the chunks after it in the
- * same I/O, up to cache_ahead_kb, inflates only its own chunk, and keeps
- * the others' compressed bytes here.  A later miss on one of those chunks
- * takes its bytes out and inflates them without I/O.  Reading ahead
+ * a miss that reads one chunk (a page fault, a random read: a readahead
+ * of a single chunk that the reader inflates) reads the compressed bytes
+ * of the chunks after it in the same I/O, up to cache_ahead_kb, inflates
+ * only its own chunk, and keeps the others' compressed bytes here.  A
+ * later miss on one of those chunks (in readahead or read_folio()) takes
+ * its bytes out and inflates them without I/O.  Reading ahead
  * continues while it pays: while at least one miss in eight of the file
  * finds its bytes kept (random reads over a big file stop it after a few
  * dozen misses; then one miss in AHEAD_PROBE reads ahead, to notice when
@@ -19,7 +20,7 @@
  * Nothing is inflated that nobody asked for, and no chunk is cached twice:
  * bytes are kept only for chunks with no page in the page cache, and
  * leave this cache when their chunk is inflated (they are taken, or a
- * readahead of several chunks drops them).  The cache holds at most
+ * readahead that reads the chunk again drops them).  The cache holds at most
  * cache_kb of compressed bytes for all files together, oldest dropped
  * first; a shrinker gives it back under memory pressure; an inode's bytes
  * go when its state is released (deactivation, eviction, unload).
@@ -50,7 +51,6 @@
  * @lru: entry in cache_lru, oldest first
  * @ei: the inode's state
  * @chunk: the chunk
- * @len: number of bytes in @data: the chunk's compressed length
  * @size: the entry's allocated size, counted against cache_kb
  * @data: the bytes, from the chunk's offset in the file
  */
@@ -58,7 +58,6 @@ struct ext4dec_cached {
 	struct list_head lru;
 	struct ext4dec_inode *ei;
 	u32 chunk;
-	u32 len;
 	u32 size;
 	u8 data[];
 };
@@ -169,7 +168,6 @@ void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes)
 		return;
 	e->ei = ei;
 	e->chunk = chunk;
-	e->len = len;
 	e->size = size;
 	memcpy(e->data, bytes, len);
 
@@ -203,8 +201,9 @@ void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes)
  * Counts a hit or a miss for ext4dec_cache_ahead().
  *
  * Context: process.
- * Return: the entry, now the caller's (its bytes are @data, @len long; free
- * it with ext4dec_cache_free()), or NULL if none is kept.
+ * Return: the entry, now the caller's (ext4dec_cached_bytes() gives the
+ * chunk's szip_chunk_clen() compressed bytes; free it with
+ * ext4dec_cache_free()), or NULL if none is kept.
  */
 struct ext4dec_cached *ext4dec_cache_take(struct ext4dec_inode *ei, u32 chunk)
 {

@@ -491,9 +491,6 @@ struct ra_batch {
  * @wait: when the readahead caller inflates the request itself, completed
  *	once the compressed bytes are in
  * @ei: the inode's state; the request holds a reference
- * @last: the request's last chunk
- * @ahead: the last chunk whose compressed bytes are read, @last or, for a
- *	request of one chunk inflated by the caller, a later one (keep_ahead())
  * @rb: the compressed bytes of all the chunks
  * @batch: the batches (kmalloc'ed)
  * @nr_batches: entries in @batch
@@ -506,8 +503,6 @@ struct ra_req {
 	atomic_t left;
 	struct completion *wait;
 	struct ext4dec_inode *ei;
-	u32 last;
-	u32 ahead;
 	struct raw_buf rb;
 	struct ra_batch *batch;
 	unsigned int nr_batches;
@@ -603,6 +598,13 @@ static u32 req_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
 	return last;
 }
 
+/* Whether any page of @chunk is in the page cache */
+static bool chunk_has_pages(struct ext4dec_inode *ei, u32 chunk)
+{
+	return filemap_range_has_page(ei->inode->i_mapping, chunk_pos(ei, chunk),
+				      chunk_pos(ei, chunk + 1) - 1);
+}
+
 /*
  * The last chunk whose compressed bytes a miss of @chunk alone reads: the
  * chunks after it within cache_ahead_kb of compressed bytes (at most
@@ -611,7 +613,6 @@ static u32 req_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
  */
 static u32 ahead_end(struct ext4dec_inode *ei, u32 chunk)
 {
-	struct address_space *mapping = ei->inode->i_mapping;
 	/* no more than a readahead request, half the cache */
 	u64 ahead = min3((u64)READ_ONCE(ext4dec_cache_ahead_kb) << 10,
 			 (u64)REQ_BYTES, (u64)READ_ONCE(ext4dec_cache_kb) << 9);
@@ -622,24 +623,22 @@ static u32 ahead_end(struct ext4dec_inode *ei, u32 chunk)
 	while (last + 1 < ei->sf.info.nr_chunks &&
 	       szip_chunk_offset(&ei->sf, last + 1) +
 	       szip_chunk_clen(&ei->sf, last + 1) <= limit &&
-	       !xa_load(&ei->cache, last + 1) &&
-	       !filemap_range_has_page(mapping, chunk_pos(ei, last + 1),
-				       chunk_pos(ei, last + 2) - 1))
+	       !xa_load(&ei->cache, last + 1) && !chunk_has_pages(ei, last + 1))
 		last++;
 	return last;
 }
 
 /*
- * Keep the compressed bytes that @req read after its last chunk, for the
- * chunks still absent from the page cache.  If the read failed, its own
- * chunk may be sound: the request's folios are left to read_folio(), which
- * reads the chunk alone and reports it if it fails, and the inode stops
- * reading ahead for a while (ext4dec_cache_failed()).
+ * Keep the compressed bytes of chunks @first to @last, which @req read
+ * after its own chunks, for those still absent from the page cache.  If
+ * the read failed, the request's own chunk may be sound: its folios are
+ * left to read_folio(), which reads the chunk alone and reports it if it
+ * fails, and the inode stops reading ahead for a while
+ * (ext4dec_cache_failed()).
  */
-static void keep_ahead(struct ra_req *req)
+static void keep_ahead(struct ra_req *req, u32 first, u32 last)
 {
 	struct ext4dec_inode *ei = req->ei;
-	struct address_space *mapping = ei->inode->i_mapping;
 	u32 c;
 
 	if (req->err) {
@@ -647,12 +646,10 @@ static void keep_ahead(struct ra_req *req)
 		ext4dec_cache_failed(ei);
 		return;
 	}
-	for (c = req->last + 1; c <= req->ahead; c++) {
-		if (filemap_range_has_page(mapping, chunk_pos(ei, c),
-					   chunk_pos(ei, c + 1) - 1))
-			continue;
-		ext4dec_cache_add(ei, c, raw_buf_at(&req->rb,
-						    szip_chunk_offset(&ei->sf, c)));
+	for (c = first; c <= last; c++) {
+		if (!chunk_has_pages(ei, c))
+			ext4dec_cache_add(ei, c, raw_buf_at(&req->rb,
+							    szip_chunk_offset(&ei->sf, c)));
 	}
 }
 
@@ -683,19 +680,18 @@ static struct ra_req *req_start(struct ext4dec_inode *ei,
 				   sizeof(*req->batch), GFP_KERNEL | __GFP_NOWARN);
 	if (!req->batch)
 		goto nomem_req;
-	if (kept)
+	if (kept) {
 		raw_buf_kept(ei, first, kept, &req->rb);
-	else if (raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
-			       szip_chunk_clen(&ei->sf, ahead) - raw, true,
-			       &req->rb))
-		goto nomem_req;
-	/* chunks inflated from bytes read again keep none */
-	if (!kept)
+	} else {
+		if (raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
+				  szip_chunk_clen(&ei->sf, ahead) - raw, true,
+				  &req->rb))
+			goto nomem_req;
+		/* chunks inflated from bytes read again keep none */
 		ext4dec_cache_drop(ei, first, last);
+	}
 	kref_get(&ei->ref);
 	req->ei = ei;
-	req->last = last;
-	req->ahead = ahead;
 	req->wait = wait;
 	req->rr = (struct raw_read){ .pending = ATOMIC_INIT(1),
 				     .done = req_io_done };
@@ -824,8 +820,8 @@ static void ext4dec_readahead(struct readahead_control *rac)
 		if (!in_caller)
 			continue;
 		wait_for_completion_io(&done);
-		if (req->ahead > req->last)
-			keep_ahead(req);
+		if (ahead > last)
+			keep_ahead(req, last + 1, ahead);
 		ws = ext4dec_ws_get();
 		/* the last batch frees the request */
 		for (i = 0, n = req->nr_batches; i < n; i++)
@@ -951,11 +947,11 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	} else {
 		err = raw_buf_alloc(ei, szip_chunk_offset(&ei->sf, chunk),
 				    szip_chunk_clen(&ei->sf, chunk), false, &rb);
-	}
-	if (!err && !kept) {
-		err = raw_read_sync(ei, &rb);
-		if (err)
-			chunk_error(ei, chunk, "cannot read compressed data");
+		if (!err) {
+			err = raw_read_sync(ei, &rb);
+			if (err)
+				chunk_error(ei, chunk, "cannot read compressed data");
+		}
 	}
 	if (err) {
 		folio_unlock(folio);

@@ -207,14 +207,14 @@ static inline int set_compr(const char *name, int on)
 		    change_flags(name, 0, FS_COMPR_FL);
 }
 
-/* The module's counter /sys/kernel/ext4dec/@name; -1 if unreadable. */
-static inline long long counter(const char *name)
+/* The number in @dir/@name (a sysfs file); -1 if unreadable. */
+static inline long long sysfs_number(const char *dir, const char *name)
 {
 	char p[256];
 	long long v = -1;
 	FILE *f;
 
-	snprintf(p, sizeof(p), "/sys/kernel/ext4dec/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	f = fopen(p, "r");
 	if (f) {
 		if (fscanf(f, "%lld", &v) != 1)
@@ -222,6 +222,12 @@ static inline long long counter(const char *name)
 		fclose(f);
 	}
 	return v;
+}
+
+/* The module's counter /sys/kernel/ext4dec/@name; -1 if unreadable. */
+static inline long long counter(const char *name)
+{
+	return sysfs_number("/sys/kernel/ext4dec", name);
 }
 
 /* Have the kernel log its blocked tasks (sysrq w), for a watchdog. */

@@ -719,18 +719,7 @@ static int set_param(const char *name, long long value)
 /* A module parameter's value, or -1 */
 static long long get_param(const char *name)
 {
-	char p[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/sys/module/ext4dec/parameters/%s", name);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return sysfs_number("/sys/module/ext4dec/parameters", name);
 }
 
 /* A fresh compressed copy of orig, 32 KiB chunks, mapped */
