@@ -3,11 +3,14 @@
 # ext4dec top-level Makefile.
 #
 #   make              build the szip tool, and ext4dec.ko against KDIR
-#   make check        install what the tests need, then run every test:
-#                     host suites, kernel lint, the selftests in QEMU on
-#                     Debian's 6.1 and 6.12 cloud kernels and on a debug
-#                     (KASAN, lockdep, KFENCE, UBSAN) kernel built from
-#                     Debian's linux-source-6.1 (DEBUG_KERNELS= skips it)
+#   make check        install what the tests need, then run every test
+#                     suite (what CI runs): host suites, kernel lint, the
+#                     selftests in QEMU on Debian's 6.1 and 6.12 cloud
+#                     kernels and on a debug (KASAN, lockdep, KFENCE,
+#                     UBSAN) kernel built from Debian's linux-source-6.1
+#                     (DEBUG_KERNELS= skips it), stress cut down on it
+#   make check-full   the same suites whole: stress uncut on every kernel,
+#                     longer fuzzing, the whole Firefox demo (README)
 #   make demo         Firefox headless in a VM from a compressed libxul.so
 #                     (DEMO_KERNEL; builds the Debian image once, cached)
 #   make demo-libc    a VM with a compressed libc.so.6 in use (one minute)
@@ -32,7 +35,7 @@ CC	?= cc
 CLANG	?= clang
 KERNELS	?= 6.1 6.12
 DEBUG_KERNELS ?= debug
-FUZZ_SECONDS ?= 45
+FUZZ_SECONDS ?=
 
 WARN	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	   -Wmissing-prototypes -Wno-missing-field-initializers
@@ -56,7 +59,8 @@ FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
 DEMO_HELPER := build/demo/ext4dec_demo
 
-.PHONY: all tool module check deps debug-kernel fuzz demo demo-libc clean install uninstall \
+.PHONY: all tool module check check-full test-programs deps debug-kernel fuzz demo \
+	demo-libc clean install uninstall \
 	install-module uninstall-module install-dkms
 
 all: tool module
@@ -133,12 +137,19 @@ deps:
 debug-kernel:
 	$(if $(DEBUG_KERNELS),scripts/build-debug-kernel.sh,@:)
 
-# The one test command (README, .ci/run).
-check: deps debug-kernel
+# The test command (README, .ci/run), and its whole tier.
+RUN_TESTS = tests/run-tests.sh $(if $(FUZZ_SECONDS),--fuzz-seconds=$(FUZZ_SECONDS)) \
+	--kernels="$(KERNELS)" --debug-kernels="$(DEBUG_KERNELS)"
+
+test-programs: deps debug-kernel
 	$(MAKE) all
 	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST) $(DEMO_HELPER)
-	tests/run-tests.sh --fuzz-seconds=$(FUZZ_SECONDS) --kernels="$(KERNELS)" \
-		--debug-kernels="$(DEBUG_KERNELS)"
+
+check: test-programs
+	$(RUN_TESTS) --tier=check
+
+check-full: test-programs
+	$(RUN_TESTS) --tier=full
 
 # The Firefox demo's helper (mmap checksum, PNG comparison), run in the
 # VM: plain build, like the selftests.

@@ -20,32 +20,54 @@
 #         last of the --kernels
 # and print a closing "N passed, N failed" line over all of them.
 #
-# Options: --fuzz-seconds=N (default 45), --vectors=DIR (default
-# ../shared/vectors/szip next to the project; tests that need it skip
-# visibly when it is absent, except under CI=true, where that is a
-# failure), --kernels="6.1 6.12" (lint, packaging, vm),
-# --debug-kernels="debug" (vm and stress; "" for none), --host-only.
+# Two tiers.  --tier=check (make check, what CI runs) is the above, with
+# the stress suite cut down on the debug kernel (tests/vm/stress.sh).
+# --tier=full (make check-full) runs every suite whole: the stress suite
+# uncut on the debug kernel and on every one of the --kernels, the fuzzer
+# for 300 s, and the whole Firefox demo (screenshots before and after;
+# suite "firefox") after the libxul check.
+#
+# Options: --tier=check|full, --fuzz-seconds=N (default 45, 300 in the
+# full tier), --vectors=DIR (default ../shared/vectors/szip next to the
+# project; tests that need it skip visibly when it is absent, except under
+# CI=true, where that is a failure), --kernels="6.1 6.12" (lint,
+# packaging, vm), --debug-kernels="debug" (vm and stress; "" for none),
+# --host-only.
 
 set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 1
 
-fuzz_seconds=45
+tier=check
+fuzz_seconds=
 vectors=$top/../shared/vectors/szip
 kernels="6.1 6.12"
 debug_kernels=debug
 host_only=0
+usage="usage: $0 [--tier=check|full] [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--debug-kernels=LIST] [--host-only]"
 for arg in "$@"; do
 	case $arg in
+	--tier=check | --tier=full) tier=${arg#*=} ;;
 	--fuzz-seconds=*) fuzz_seconds=${arg#*=} ;;
 	--vectors=*) vectors=${arg#*=} ;;
 	--kernels=*) kernels=${arg#*=} ;;
 	--debug-kernels=*) debug_kernels=${arg#*=} ;;
 	--host-only) host_only=1 ;;
-	*) echo "usage: $0 [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--debug-kernels=LIST] [--host-only]" >&2; exit 2 ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
+last_kernel=${kernels##* }
+if [[ $tier == full ]]; then
+	fuzz_seconds=${fuzz_seconds:-300}
+	# shellcheck disable=SC2206 # lists of kernel series
+	stress_args=(--full $debug_kernels $kernels)
+else
+	fuzz_seconds=${fuzz_seconds:-45}
+	# shellcheck disable=SC2206
+	stress_args=($debug_kernels "$last_kernel")
+fi
+echo "# tier: $tier"
 pass=0 fail=0 skip=0
 if [[ ! -f $vectors/MANIFEST.tsv ]]; then
 	if [[ ${CI:-} == true ]]; then
@@ -97,12 +119,14 @@ if [[ $host_only -eq 0 ]]; then
 	run_suite lint scripts/kernel-lint.sh $kernels
 	# shellcheck disable=SC2086
 	run_suite packaging tests/packaging/test-packaging.sh $kernels
-	run_suite harness tests/vm/harness.sh "${kernels##* }"
+	run_suite harness tests/vm/harness.sh "$last_kernel"
 	# shellcheck disable=SC2086
 	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
-	# shellcheck disable=SC2086
-	run_suite stress tests/vm/stress.sh $debug_kernels "${kernels##* }"
-	run_suite libxul tests/vm/firefox-demo.sh --quick -k "${kernels##* }"
+	run_suite stress tests/vm/stress.sh "${stress_args[@]}"
+	run_suite libxul tests/vm/firefox-demo.sh --quick -k "$last_kernel"
+	if [[ $tier == full ]]; then
+		run_suite firefox tests/vm/firefox-demo.sh -k "$last_kernel"
+	fi
 fi
 
 echo "# all: $pass passed, $fail failed, $skip skipped"
