@@ -2,10 +2,12 @@
 /*
  * tests/lib/testlib.h - helpers shared by the test programs: the module's
  * selftests and the stress programs run in the VM, and the hostile-file
- * generator on the host.  TAP diagnostics, a seeded pseudo-random
+ * generator on the host.  TAP diagnostics (capped ones for failures too),
+ * TAP results numbered across forked workers, a seeded pseudo-random
  * generator, test data that compresses like code, shell commands, whole
- * files, inode flags, the module's counters in sysfs and the running
- * kernel's version.
+ * files read and written, inode flags, the module's counters in sysfs, the
+ * running kernel's version, and a watchdog that runs forked workers and
+ * fails the run with a reason when they stop making progress.
  *
  * Everything is static and each program takes what it needs; the
  * generator's state is the including program's own.
@@ -16,12 +18,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -51,6 +56,38 @@ diag(const char *fmt, ...)
 	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
+}
+
+/*
+ * vdiag_capped() - a diagnostic "@who: MESSAGE", MESSAGE made of @fmt and
+ * @ap (@who NULL: MESSAGE alone), printed only if fewer than @max calls
+ * came before it.  *@count counts the calls; it may be in memory shared
+ * by several processes.  For a program's failures: each keeps its own
+ * count of them, and a flood of one bug does not bury the others.
+ */
+static inline void vdiag_capped(int *count, int max, const char *who,
+				const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	if (__atomic_fetch_add(count, 1, __ATOMIC_RELAXED) >= max)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (who)
+		diag("%s: %s", who, msg);
+	else
+		diag("%s", msg);
+}
+
+/* vdiag_capped() without a @who */
+static inline void __attribute__((format(printf, 3, 4)))
+diag_capped(int *count, int max, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdiag_capped(count, max, NULL, fmt, ap);
+	va_end(ap);
 }
 
 /* xorshift64*; the state must not be zero (see rng_seed()) */
@@ -169,6 +206,41 @@ static inline uint8_t *read_all(const char *name, size_t *n)
 	return p;
 }
 
+/*
+ * "@parent/@name", in one of 8 static buffers taken in turn: it stays
+ * good for the next 7 calls.
+ */
+static inline char *path_in(const char *parent, const char *name)
+{
+	static char bufs[8][512];
+	static unsigned int n;
+	char *p = bufs[n++ % 8];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", parent, name);
+	return p;
+}
+
+/*
+ * Write @n bytes of @p to the file @name, created (0644) or truncated.
+ * With @sync, fsync() it too: a write-back error shows here, and the
+ * bytes are on disk before what comes next; without, they may still be
+ * dirty in the page cache, for chattr +c to write back.
+ * Return: 0, or -1 (errno set).
+ */
+static inline int write_file(const char *name, const void *p, size_t n,
+			     bool sync)
+{
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, p, n);
+	if ((sync && fsync(fd)) || close(fd) || w != (ssize_t)n)
+		return -1;
+	return 0;
+}
+
 /* Get @name's inode flags (FS_IOC_GETFLAGS).  Return: 0 or an errno. */
 static inline int get_flags(const char *name, int *flags)
 {
@@ -249,6 +321,159 @@ static inline double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------ watchdog and TAP results */
+
+/*
+ * What a program's processes share for the watchdog, in one anonymous
+ * shared mapping made by the first process that asks (watchdog_area()),
+ * before watchdog_run() forks its workers.  The program's own shared
+ * counters, if any, stay in a mapping of its own.
+ */
+struct watchdog {
+	volatile unsigned long progress;	/* bumped by watchdog_progress() */
+	int results;		/* TAP results so far (tap_result()), all processes */
+	bool shared;		/* false: mmap() failed, this process's copy */
+	char where[256];	/* what the last watchdog_progress() said */
+};
+
+static inline struct watchdog *watchdog_area(void)
+{
+	static struct watchdog private, *area;
+
+	if (!area) {
+		area = mmap(NULL, sizeof(*area), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (area == MAP_FAILED)
+			area = &private;
+		else
+			area->shared = true;
+	}
+	return area;
+}
+
+/*
+ * Print the TAP result "ok N ..." (@ok) or "not ok N ...", N numbered
+ * after the results printed before it by this program, forked workers
+ * included; the rest of the line is made of @fmt: the test's name, maybe
+ * a "# SKIP ..." or a "# reason".
+ */
+static inline void __attribute__((format(printf, 2, 3)))
+tap_result(bool ok, const char *fmt, ...)
+{
+	int n = __atomic_add_fetch(&watchdog_area()->results, 1, __ATOMIC_RELAXED);
+	va_list ap;
+
+	printf("%sok %d ", ok ? "" : "not ", n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* The TAP plan, "1..N" for the N results of tap_result() (last). */
+static inline void tap_plan(void)
+{
+	printf("1..%d\n", __atomic_load_n(&watchdog_area()->results, __ATOMIC_RELAXED));
+	fflush(stdout);
+}
+
+/*
+ * For the workers of watchdog_run(): they are making progress, now at
+ * what @fmt says (shown if they stop there).
+ */
+static inline void __attribute__((format(printf, 1, 2)))
+watchdog_progress(const char *fmt, ...)
+{
+	struct watchdog *wd = watchdog_area();
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(wd->where, sizeof(wd->where), fmt, ap);
+	va_end(ap);
+	__atomic_fetch_add(&wd->progress, 1, __ATOMIC_RELAXED);
+}
+
+#define WATCHDOG_MAX_WORKERS	64
+
+/**
+ * watchdog_run() - run forked workers and wait for them, under a watchdog
+ * @name: the TAP test that a stall fails
+ * @nr_workers: how many workers (at most WATCHDOG_MAX_WORKERS)
+ * @stall: seconds without a watchdog_progress() of any worker that make
+ *	a stall (0: no watchdog)
+ * @fn: worker @i (0 to @nr_workers - 1) runs @fn(@i, @arg) and exits
+ *	with what it returns
+ * @arg: for @fn
+ *
+ * On a stall: a diagnostic of where the workers were, the kernel's
+ * blocked tasks logged (sysrq w), every worker killed, then "not ok N
+ * @name # ..." and the plan "1..N" printed, so that the TAP stream ends
+ * failed with the reason.  A worker killed by a signal gets a diagnostic.
+ *
+ * Return: -1 after a stall (the caller exits, with 1); 0 if every worker
+ * exited with 0, else 1.
+ */
+static inline int watchdog_run(const char *name, int nr_workers,
+			       unsigned int stall, int (*fn)(int, void *),
+			       void *arg)
+{
+	struct watchdog *wd = watchdog_area();
+	unsigned long last = wd->progress;
+	int left = 0, bad = 0, s;
+	pid_t pids[WATCHDOG_MAX_WORKERS];
+	double seen;
+
+	if (nr_workers > WATCHDOG_MAX_WORKERS)
+		nr_workers = WATCHDOG_MAX_WORKERS;
+	if (!wd->shared)
+		stall = 0;	/* the workers' progress would not be seen */
+	fflush(NULL);
+	for (int i = 0; i < nr_workers; i++) {
+		pids[i] = fork();
+		if (!pids[i])
+			_exit(fn(i, arg));
+		if (pids[i] < 0) {
+			diag("%s: fork: %s", name, strerror(errno));
+			bad = 1;
+			continue;
+		}
+		left++;
+	}
+	seen = now();
+	while (left) {
+		for (int i = 0; i < nr_workers; i++) {
+			if (pids[i] <= 0 || waitpid(pids[i], &s, WNOHANG) != pids[i])
+				continue;
+			if (WIFSIGNALED(s))
+				diag("%s: worker %d killed by signal %d", name, i,
+				     WTERMSIG(s));
+			if (!WIFEXITED(s) || WEXITSTATUS(s))
+				bad = 1;
+			pids[i] = 0;
+			left--;
+		}
+		if (!left)
+			break;
+		if (wd->progress != last) {
+			last = wd->progress;
+			seen = now();
+		} else if (stall && now() - seen > stall) {
+			diag("%s: no progress for %u s at %s: a stuck folio lock? blocked tasks in dmesg",
+			     name, stall, wd->where);
+			show_blocked_tasks();
+			for (int i = 0; i < nr_workers; i++)
+				if (pids[i] > 0)
+					kill(pids[i], SIGKILL);
+			tap_result(false, "%s # no progress for %u s", name, stall);
+			tap_plan();
+			return -1;
+		}
+		usleep(200000);
+	}
+	return bad;
 }
 
 #endif /* EXT4DEC_TESTLIB_H */

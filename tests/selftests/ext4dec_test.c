@@ -59,27 +59,10 @@ static enum result skip(const char *why)
 
 /* ------------------------------------------------------------ helpers */
 
+/* @name in the directory under test (path_in()) */
 static char *path(const char *name)
 {
-	static char bufs[8][512];
-	static int n;
-	char *p = bufs[n++ % 8];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", dir, name);
-	return p;
-}
-
-static int write_file(const char *name, const void *buf, size_t n)
-{
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ssize_t w;
-
-	if (fd < 0)
-		return -1;
-	w = write(fd, buf, n);
-	if (close(fd) || w != (ssize_t)n)
-		return -1;
-	return 0;
+	return path_in(dir, name);
 }
 
 static void drop_caches(void)
@@ -187,7 +170,7 @@ static int setup(void)
 	if (!data)
 		return -1;
 	gen_data(data, DATA_SIZE, 1);
-	if (write_file(path("orig"), data, DATA_SIZE))
+	if (write_file(path("orig"), data, DATA_SIZE, false))
 		return -1;
 	free(data);
 	for (i = 0; i < NR_VARIANTS; i++) {
@@ -1050,7 +1033,7 @@ static enum result t_memcg(void)
 	CHECK(data, "malloc");
 	for (i = 0; i < n; i += 4096)
 		gen_data(data + i, 4096, i / 4096 % 64 + 7);
-	CHECK(!write_file(path("big.orig"), data, n), "write");
+	CHECK(!write_file(path("big.orig"), data, n, false), "write");
 	free(data);
 	err = make_compressed(path("big.orig"), path("big"), "-1");
 	CHECK(!err, "+c: %s", strerror(err));
@@ -1259,7 +1242,7 @@ static enum result t_plus_c_refusals(void)
 	}
 
 	/* not szip */
-	CHECK(!write_file(path("plain"), "hello world\n", 12), "write");
+	CHECK(!write_file(path("plain"), "hello world\n", 12, false), "write");
 	err = change_flags(path("plain"), FS_COMPR_FL, 0);
 	CHECK(err == EINVAL, "+c on a text file: %s", strerror(err));
 	CHECK(!run("dmesg | tail -n 20 | grep -q 'plain: not activated: not a valid szip file'"),
@@ -1290,7 +1273,7 @@ static int make_broken(const char *name, long at, int size, uint32_t val,
 		b[at + i] = (unsigned char)(val >> (8 * i));
 	if (trunc >= 0)
 		n = trunc;
-	ret = write_file(name, b, n);
+	ret = write_file(name, b, n, false);
 	free(b);
 	return ret;
 }
@@ -1361,11 +1344,11 @@ static enum result t_corrupt_chunk_eio(void)
 	memcpy(&off1, b + 20 + 4 * 5, 4);
 	memcpy(&off2, b + 20 + 4 * 6, 4);
 	memset(b + (off1 + off2) / 2, 0x55, 8);
-	CHECK(!write_file(path("corrupt"), b, n), "write");
+	CHECK(!write_file(path("corrupt"), b, n, false), "write");
 	free(b);
 	err = change_flags(path("corrupt"), FS_COMPR_FL, 0);
 	CHECK(!err, "+c: %s", strerror(err));
-	CHECK(!write_file(path("burst"), "not szip\n", 9) &&
+	CHECK(!write_file(path("burst"), "not szip\n", 9, false) &&
 	      refusal_burst(path("burst")), "refusals");
 	drop_caches();
 	fd = open(path("corrupt"), O_RDONLY);
@@ -1413,11 +1396,11 @@ static enum result t_v2_checksum_eio(void)
 	memcpy(&off9, b + 64 + 8 * 9, 8);
 	memcpy(&off10, b + 64 + 8 * 10, 8);
 	memset(b + (off9 + off10) / 2, 0x55, 4);
-	CHECK(!write_file(path("v2bad"), b, n), "write");
+	CHECK(!write_file(path("v2bad"), b, n, false), "write");
 	free(b);
 	err = change_flags(path("v2bad"), FS_COMPR_FL, 0);
 	CHECK(!err, "+c: %s", strerror(err));
-	CHECK(!write_file(path("burst"), "not szip\n", 9) &&
+	CHECK(!write_file(path("burst"), "not szip\n", 9, false) &&
 	      refusal_burst(path("burst")), "refusals");
 	drop_caches();
 	fd = open(path("v2bad"), O_RDONLY);
@@ -1495,7 +1478,7 @@ static enum result t_v2_malformed(void)
 		b = read_all(path("v2base"), &n);
 		CHECK(b, "read");
 		b[cases[i].at] = cases[i].val;
-		CHECK(!write_file(path("v2mal"), b, n), "write");
+		CHECK(!write_file(path("v2mal"), b, n, false), "write");
 		free(b);
 		err = change_flags(path("v2mal"), FS_COMPR_FL, 0);
 		CHECK(err == EINVAL, "%s: +c gave %s", cases[i].what,
@@ -1528,7 +1511,7 @@ static enum result t_wrong_last_chunk_size(void)
 	memcpy(&last, b + 16, 2);
 	last = last > 100 ? 100 : last + 1;
 	memcpy(b + 16, &last, 2);
-	CHECK(!write_file(path("lastcs"), b, n), "write");
+	CHECK(!write_file(path("lastcs"), b, n, false), "write");
 	free(b);
 	err = change_flags(path("lastcs"), FS_COMPR_FL, 0);
 	CHECK(!err, "+c: %s", strerror(err));

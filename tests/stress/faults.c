@@ -64,12 +64,6 @@
 #define DBG		"/sys/kernel/debug"
 #define MAX_NTH		2000
 
-struct shared {
-	volatile unsigned long progress;
-	char where[256];
-};
-
-static struct shared *sh;
 static const char *dir;
 static int nth_fd = -1;
 static int ndiag, failures;
@@ -101,25 +95,12 @@ static long random_seen;
 
 static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	failures++;
-	if (ndiag++ < MAX_DIAG)
-		diag("%s: %s", cur_test, msg);
-}
-
-static void __attribute__((format(printf, 1, 2))) progress(const char *fmt, ...)
-{
-	va_list ap;
-
 	va_start(ap, fmt);
-	vsnprintf(sh->where, sizeof(sh->where), fmt, ap);
+	vdiag_capped(&ndiag, MAX_DIAG, cur_test, fmt, ap);
 	va_end(ap);
-	sh->progress++;
 }
 
 /* Write @val to @name; retried, as this may run with faults injected. */
@@ -142,27 +123,10 @@ static void knob(const char *name, const char *val)
 		diag("%s = %s: %s", name, val, strerror(errno));
 }
 
+/* @name in the directory under test (path_in()) */
 static char *fpath(const char *name)
 {
-	static char bufs[4][512];
-	static int n;
-	char *p = bufs[n++ % 4];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", dir, name);
-	return p;
-}
-
-static int write_file(const char *name, const void *p, size_t n)
-{
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ssize_t w;
-
-	if (fd < 0)
-		return -1;
-	w = write(fd, p, n);
-	if (fsync(fd) || close(fd) || w != (ssize_t)n)
-		return -1;
-	return 0;
+	return path_in(dir, name);
 }
 
 static bool wanted(const char *key)
@@ -273,7 +237,7 @@ static void clean_error(int err, const char *what, const struct tfile *f)
 static int make_inactive_c(const struct tfile *f, const char *name)
 {
 	unlink(name);
-	return write_file(name, f->raw, f->raw_size);
+	return write_file(name, f->raw, f->raw_size, true);
 }
 
 /* -------------------------------------------- systematic allocations */
@@ -291,7 +255,7 @@ static void sweep_activate_hook(const struct tfile *f, bool by_stat,
 		int fd = -1, ret, err;
 		bool hit;
 
-		progress("%s n=%u", cur_test, n);
+		watchdog_progress("%s n=%u", cur_test, n);
 		if (make_inactive_c(f, name)) {
 			fail("%s: cannot write %s", f->name, name);
 			return;
@@ -353,9 +317,9 @@ static void sweep_activate_chattr(const struct tfile *f, unsigned int *points)
 		int fd, flags, err;
 		bool hit;
 
-		progress("%s n=%u", cur_test, n);
+		watchdog_progress("%s n=%u", cur_test, n);
 		unlink(name);
-		if (write_file(name, f->raw, f->raw_size)) {
+		if (write_file(name, f->raw, f->raw_size, true)) {
 			fail("cannot write %s", name);
 			return;
 		}
@@ -477,7 +441,7 @@ static void sweep_read(const struct tfile *f, enum read_mode mode,
 		int err;
 		bool hit;
 
-		progress("%s n=%u", cur_test, n);
+		watchdog_progress("%s n=%u", cur_test, n);
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		nth_set(n);
 		got = read_by(f, fd, mode, off, len, buf, &err);
@@ -519,7 +483,7 @@ static void random_rounds(int rounds)
 		size_t n;
 		int fd, err;
 
-		progress("%s round %d", cur_test, r);
+		watchdog_progress("%s round %d", cur_test, r);
 		if (make_inactive_c(f, name)) {
 			fail("cannot write %s", name);
 			return;
@@ -646,7 +610,7 @@ static int io_errors(const char *disk)
 	}
 
 	/* every bio of this process fails while chunk 3 is read */
-	progress("%s read", cur_test);
+	watchdog_progress("%s read", cur_test);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	read_ok(f, fd, 1 * cs, buf, "chunk 1 before the errors");
@@ -669,7 +633,7 @@ static int io_errors(const char *disk)
 		read_ok(f, fd, off, buf, "after the I/O errors");
 
 	/* the same through a page fault: SIGBUS for that page only */
-	progress("%s mmap", cur_test);
+	watchdog_progress("%s mmap", cur_test);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	m = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
@@ -695,7 +659,7 @@ static int io_errors(const char *disk)
 	}
 
 	/* one failed bio in readahead: right bytes or EIO, then all right */
-	progress("%s readahead", cur_test);
+	watchdog_progress("%s readahead", cur_test);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	for (int times = 1; times <= 3; times++) {
@@ -722,7 +686,7 @@ static int io_errors(const char *disk)
 	verify_name(f, fpath(f->name), "after readahead I/O errors");
 
 	/* activation: the header read fails */
-	progress("%s activation", cur_test);
+	watchdog_progress("%s activation", cur_test);
 	err = set_compr(fpath(f->name), false);
 	if (err) {
 		fail("chattr -c: %s", strerror(err));
@@ -752,7 +716,7 @@ static int io_errors(const char *disk)
 	 * (cache.c); when that read fails, the chunk asked for is read again
 	 * alone, and is not reported as failed unless that fails too.
 	 */
-	progress("%s read ahead", cur_test);
+	watchdog_progress("%s read ahead", cur_test);
 	fd = open(fpath(f->name), O_RDONLY | O_NOATIME);
 	if (fd < 0) {
 		fail("open: %s", strerror(errno));
@@ -807,8 +771,8 @@ static int kmemleak_check(void)
 				leaks++;
 			else if (obj[0])
 				other++;
-			if (obj[0] && ndiag++ < MAX_DIAG)
-				diag("kmemleak: %.200s", obj);
+			if (obj[0])
+				diag_capped(&ndiag, MAX_DIAG, "kmemleak: %.200s", obj);
 			obj[0] = 0;
 		}
 		if (strlen(obj) + strlen(line) < sizeof(obj))
@@ -819,8 +783,7 @@ static int kmemleak_check(void)
 			leaks++;
 		else
 			other++;
-		if (ndiag++ < MAX_DIAG)
-			diag("kmemleak: %.200s", obj);
+		diag_capped(&ndiag, MAX_DIAG, "kmemleak: %.200s", obj);
 	}
 	fclose(f);
 	diag("kmemleak: %d object(s) of ext4dec, %d other", leaks, other);
@@ -848,7 +811,7 @@ static int setup(void)
 			return -1;
 		gen_data(f->data, f->size, i + 11);
 		snprintf(orig, sizeof(orig), "%s.orig", fpath(f->name));
-		if (write_file(orig, f->data, f->size) ||
+		if (write_file(orig, f->data, f->size, true) ||
 		    run("szip -q -c %s '%s' > '%s'", f->opts, orig, fpath(f->name)))
 			return -1;
 		unlink(orig);
@@ -869,8 +832,7 @@ static int setup(void)
 		int before = failures;					\
 		cur_test = name;					\
 		__VA_ARGS__;						\
-		printf("%sok %d %s\n", failures > before || !(cond) ? "not " : "", \
-		       ++nr, name);					\
+		tap_result(failures == before && (cond), "%s", name);	\
 	} while (0)
 
 static int run_tests(int rounds, const char *disk)
@@ -879,13 +841,14 @@ static int run_tests(int rounds, const char *disk)
 	unsigned int pts[4];
 	long long nomem, io;
 	long inj0;
-	int nr = 0, leaks;
+	int leaks;
 	char p[64];
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
 	if (setup()) {
-		printf("not ok 1 faults_setup\n1..1\n");
+		tap_result(false, "faults_setup");
+		tap_plan();
 		return 1;
 	}
 	snprintf(p, sizeof(p), "/proc/self/task/%d/fail-nth", gettid());
@@ -959,14 +922,11 @@ static int run_tests(int rounds, const char *disk)
 		r = io_errors(disk);
 		diag("faults: I/O errors gave %ld EIO and %ld SIGBUS", eio,
 		     sigbus - sigbus_before);
-		if (r < 0 && strict)
-			printf("not ok %d faults_io_error_on_the_disk # no make-it-fail for %s\n",
-			       ++nr, disk);
-		else if (r < 0)
-			printf("ok %d faults_io_error_on_the_disk # SKIP no make-it-fail for %s\n",
-			       ++nr, disk);
+		if (r < 0)
+			tap_result(!strict, "faults_io_error_on_the_disk # %sno make-it-fail for %s",
+				   strict ? "" : "SKIP ", disk);
 		else
-			printf("%sok %d faults_io_error_on_the_disk\n", r ? "not " : "", ++nr);
+			tap_result(!r, "faults_io_error_on_the_disk");
 	}
 	knob("/proc/self/make-it-fail", "0");
 
@@ -978,34 +938,41 @@ static int run_tests(int rounds, const char *disk)
 	cur_test = "faults_kmemleak";
 	if (wanted("kmemleak")) {
 		leaks = kmemleak_check();
-		if (leaks < 0 && need_kmemleak)
-			printf("not ok %d faults_kmemleak # kmemleak is off (boot with kmemleak=on)\n",
-			       ++nr);
-		else if (leaks < 0)
-			printf("ok %d faults_kmemleak # SKIP kmemleak is off (boot with kmemleak=on)\n",
-			       ++nr);
+		if (leaks < 0)
+			tap_result(!need_kmemleak, "faults_kmemleak # %skmemleak is off (boot with kmemleak=on)",
+				   need_kmemleak ? "" : "SKIP ");
 		else
-			printf("%sok %d faults_kmemleak\n", leaks ? "not " : "", ++nr);
+			tap_result(!leaks, "faults_kmemleak");
 	}
-	printf("1..%d\n", nr);
+	tap_plan();
 	return failures ? 1 : 0;
+}
+
+struct run_args {
+	int rounds;
+	const char *disk;
+};
+
+static int tests_worker(int worker, void *arg)
+{
+	const struct run_args *a = arg;
+
+	(void)worker;
+	return run_tests(a->rounds, a->disk);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long stall = 300, last = 0;
-	const char *disk = "vda";
-	int opt, rounds = 40, s;
-	double seen;
-	pid_t pid;
+	struct run_args args = { .rounds = 40, .disk = "vda" };
+	int opt;
 
 	while ((opt = getopt(argc, argv, "r:d:o:sKv")) != -1) {
 		switch (opt) {
 		case 'r':
-			rounds = atoi(optarg);
+			args.rounds = atoi(optarg);
 			break;
 		case 'd':
-			disk = optarg;
+			args.disk = optarg;
 			break;
 		case 'o':
 			only = optarg;
@@ -1032,27 +999,6 @@ usage:
 	dir = argv[optind];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 1;
-	pid = fork();
-	if (!pid)
-		_exit(run_tests(rounds, disk));
-	seen = now();
-	while (waitpid(pid, &s, WNOHANG) == 0) {
-		if (sh->progress != last) {
-			last = sh->progress;
-			seen = now();
-		} else if (now() - seen > stall) {
-			diag("no progress for %lu s at %s: a stuck folio lock? blocked tasks in dmesg",
-			     stall, sh->where);
-			show_blocked_tasks();
-			kill(pid, SIGKILL);
-			printf("not ok 1 faults_no_hang\n");
-			return 1;
-		}
-		usleep(200000);
-	}
-	return WIFEXITED(s) ? WEXITSTATUS(s) : 1;
+	/* a folio left locked hangs the tests: the watchdog reports it */
+	return watchdog_run("faults_no_hang", 1, 300, tests_worker, &args) ? 1 : 0;
 }

@@ -65,10 +65,8 @@ struct counts {
 	unsigned long failed;
 };
 
-/* shared by the workers and the watching parent */
+/* shared by the workers and the parent (the watchdog's area is apart) */
 struct shared {
-	volatile unsigned long progress;
-	char where[256];
 	int ndiag;
 	struct counts c[NR_CLASSES];
 };
@@ -82,6 +80,7 @@ static bool zstd_dicts;
 static unsigned long preads_per_file = 24;
 static u64 seed = 1;
 static unsigned long max_mutations = ~0UL;
+static unsigned long jobs = 1;
 static struct szip_decoder *dec;
 
 /* the file being checked */
@@ -91,27 +90,16 @@ static bool cur_failed;
 
 static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
-	char msg[512];
+	char who[384];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!cur_failed)
 		inc(failed);
 	cur_failed = true;
-	if (__atomic_fetch_add(&sh->ndiag, 1, __ATOMIC_RELAXED) < MAX_DIAG)
-		diag("%s (%s): %s", cur_name, cur_what, msg);
-}
-
-static void progress(const char *fmt, ...)
-{
-	va_list ap;
-
+	snprintf(who, sizeof(who), "%s (%s)", cur_name, cur_what);
 	va_start(ap, fmt);
-	vsnprintf(sh->where, sizeof(sh->where), fmt, ap);
+	vdiag_capped(&sh->ndiag, MAX_DIAG, who, fmt, ap);
 	va_end(ap);
-	__atomic_fetch_add(&sh->progress, 1, __ATOMIC_RELAXED);
 }
 
 static bool zero_block(const u8 *p, size_t n)
@@ -377,16 +365,16 @@ static void check_active(const struct ref *r, const char *name, u8 *buf,
 		fail("open: %s", strerror(errno));
 		return;
 	}
-	progress("%s: read", cur_name);
+	watchdog_progress("%s: read", cur_name);
 	check_read_all(r, fd, buf);
 	drop_file_cache(fd);
-	progress("%s: mmap", cur_name);
+	watchdog_progress("%s: mmap", cur_name);
 	check_mmap(r, fd);
 	drop_file_cache(fd);
-	progress("%s: pread", cur_name);
+	watchdog_progress("%s: pread", cur_name);
 	check_preads(r, fd, buf, cap);
 	close(fd);
-	progress("%s: O_DIRECT", cur_name);
+	watchdog_progress("%s: O_DIRECT", cur_name);
 	check_odirect(r, name, buf);
 }
 
@@ -446,12 +434,12 @@ static void run_one(unsigned long idx, const char *name, const char *act,
 		goto out;
 	}
 
-	progress("%s: copy", name);
+	watchdog_progress("%s: copy", name);
 	if (copy_in(dst, raw, n, idx % 3)) {
 		fail("copy to %s: %s", dst, strerror(errno));
 		goto out;
 	}
-	progress("%s: chattr +c", name);
+	watchdog_progress("%s: chattr +c", name);
 	err = set_compr(dst, 1);
 	if (!err) {
 		inc(activated);
@@ -476,7 +464,8 @@ out:
 	free(raw);
 }
 
-static int run_all(unsigned long worker, unsigned long jobs)
+/* Worker @worker: every jobs-th file of the manifest, from the @worker-th. */
+static int run_all(int worker, void *arg)
 {
 	char line[1024], path[512];
 	unsigned long idx = 0, mutations = 0;
@@ -484,6 +473,7 @@ static int run_all(unsigned long worker, unsigned long jobs)
 	u8 *buf;
 	FILE *m;
 
+	(void)arg;
 	snprintf(path, sizeof(path), "%s/MANIFEST", srcdir);
 	m = fopen(path, "r");
 	if (!m) {
@@ -507,7 +497,7 @@ static int run_all(unsigned long worker, unsigned long jobs)
 		}
 		if (class_of(what) == C_MUTATION && mutations++ >= max_mutations)
 			continue;
-		if (idx++ % jobs != worker)
+		if (idx++ % jobs != (unsigned long)worker)
 			continue;
 		cur_name = name;
 		cur_what = what;
@@ -526,11 +516,10 @@ static int run_all(unsigned long worker, unsigned long jobs)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
-	unsigned long stall = 300, last = 0, jobs = 1;
+	unsigned int stall = 300;
 	struct counts total = { 0 };
-	double start = now(), seen;
-	int opt, st, nr = 0, bad_exit = 0;
-	pid_t pids[64];
+	double start = now();
+	int opt, bad_exit;
 
 	while ((opt = getopt(argc, argv, "s:p:j:m:t:")) != -1) {
 		switch (opt) {
@@ -553,7 +542,7 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (argc - optind != 2 || !jobs || jobs > 64) {
+	if (argc - optind != 2 || !jobs || jobs > WATCHDOG_MAX_WORKERS) {
 usage:
 		fprintf(stderr, "usage: %s SRCDIR DSTDIR [-s SEED] [-p PREADS] [-j JOBS] [-m MUTATIONS] [-t STALL]\n",
 			argv[0]);
@@ -572,48 +561,22 @@ usage:
 	mkdir(dstdir, 0755);
 
 	printf("TAP version 13\n");
-	for (unsigned long w = 0; w < jobs; w++) {
-		pids[w] = fork();
-		if (!pids[w])
-			_exit(run_all(w, jobs));
-	}
-	seen = now();
-	for (unsigned long left = jobs; left;) {
-		pid_t pid = waitpid(-1, &st, WNOHANG);
-
-		if (pid > 0) {
-			left--;
-			bad_exit |= !WIFEXITED(st) || WEXITSTATUS(st);
-			continue;
-		}
-		if (sh->progress != last) {
-			last = sh->progress;
-			seen = now();
-		} else if (now() - seen > stall) {
-			diag("no progress for %lu s at %s: blocked tasks in dmesg",
-			     stall, sh->where);
-			show_blocked_tasks();
-			for (unsigned long w = 0; w < jobs; w++)
-				kill(pids[w], SIGKILL);
-			printf("not ok 1 hostile_files_no_hang\n1..1\n");
-			return 1;
-		}
-		usleep(200000);
-	}
+	bad_exit = watchdog_run("hostile_files_no_hang", jobs, stall, run_all, NULL);
+	if (bad_exit < 0)
+		return 1;
 	for (int i = 0; i < NR_CLASSES; i++) {
 		struct counts *c = &sh->c[i];
 
 		if (!c->files && i < C_MUTATION) {
 			/* a designed class: the generator and this program disagree */
-			printf("not ok %d hostile_%s_files # no file of this class\n",
-			       ++nr, class_names[i]);
+			tap_result(false, "hostile_%s_files # no file of this class",
+				   class_names[i]);
 			total.failed++;
 			continue;
 		}
 		if (!c->files)
 			continue;	/* no mutations asked for, no file outside the classes */
-		printf("%sok %d hostile_%s_files\n", c->failed ? "not " : "", ++nr,
-		       class_names[i]);
+		tap_result(!c->failed, "hostile_%s_files", class_names[i]);
 		diag("%s: %lu files, %lu activated, %lu refused, %lu reads checked, %lu EIO, %lu short, %lu SIGBUS, %lu failed",
 		     class_names[i], c->files, c->activated, c->refused, c->reads,
 		     c->eio, c->short_reads, c->sigbus, c->failed);
@@ -624,8 +587,8 @@ usage:
 		total.eio += c->eio + c->sigbus;
 		total.failed += c->failed;
 	}
-	printf("%sok %d hostile_run_complete\n", bad_exit ? "not " : "", ++nr);
-	printf("1..%d\n", nr);
+	tap_result(!bad_exit, "hostile_run_complete");
+	tap_plan();
 	diag("hostile: %lu files tried, %lu activated, %lu refused, %lu reads checked, %lu EIO (or SIGBUS), %lu failed, in %.0f s",
 	     total.files, total.activated, total.refused, total.reads, total.eio,
 	     total.failed, now() - start);

@@ -33,7 +33,9 @@
  * must be one or the other.  Then everything stops and each file must
  * still read back exactly after drop_caches, and be deactivated and
  * activated again; once all are unlinked no inode may be left active.
- * Prints TAP and the counts.
+ * If no process gets through an operation for 300 s (a hang in the
+ * module), the blocked tasks go to the kernel log (sysrq w) and the run
+ * fails.  Prints TAP and the counts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -91,40 +93,39 @@ struct stats {
 	long maps, pages, execs, exec_failures;
 	long minus_c, plus_c, chattr_busy, chattr_errors;
 	long churns, drops, reclaims, rmmods, rmmod_wrong;
-	int stop;
 	int ndiag;
 };
 
 static struct stats *st;
 static const char *dir;
+/* the workers stop at this now(); @role: this worker's, for the watchdog */
+static double stop_at;
+static char role[32];
 
 #define add(field, n)	__atomic_fetch_add(&st->field, (n), __ATOMIC_RELAXED)
 
 static void __attribute__((format(printf, 1, 2))) problem(const char *fmt, ...)
 {
-	char msg[512];
+	char who[16];
 	va_list ap;
 
+	snprintf(who, sizeof(who), "[%d]", getpid());
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vdiag_capped(&st->ndiag, MAX_DIAG, who, fmt, ap);
 	va_end(ap);
-	if (__atomic_fetch_add(&st->ndiag, 1, __ATOMIC_RELAXED) < MAX_DIAG)
-		diag("[%d] %s", getpid(), msg);
 }
 
+/* Whether the run is over; called by the workers between operations. */
 static bool stopping(void)
 {
-	return __atomic_load_n(&st->stop, __ATOMIC_RELAXED);
+	watchdog_progress("%s", role);
+	return now() >= stop_at;
 }
 
+/* @name in the directory under test (path_in()) */
 static char *fpath(const char *name)
 {
-	static char bufs[4][512];
-	static int n;
-	char *p = bufs[n++ % 4];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", dir, name);
-	return p;
+	return path_in(dir, name);
 }
 
 static void nap(long ms)
@@ -132,19 +133,6 @@ static void nap(long ms)
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-static int write_all(const char *name, const void *p, size_t n, int flags)
-{
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | flags, 0755);
-	ssize_t w;
-
-	if (fd < 0)
-		return -1;
-	w = write(fd, p, n);
-	if (close(fd) || w != (ssize_t)n)
-		return -1;
-	return 0;
 }
 
 static void write_str(const char *name, const char *s)
@@ -416,7 +404,7 @@ static int create_active(struct sfile *f, const char *name)
 {
 	int err;
 
-	if (write_all(name, f->raw, f->raw_size, 0))
+	if (write_file(name, f->raw, f->raw_size, false))
 		return errno;
 	err = set_compr(name, true);
 	return err;
@@ -532,7 +520,7 @@ static int get_raw(struct sfile *f, const char *packed)
 	}
 	snprintf(src, sizeof(src), "%s.orig", fpath(f->name));
 	snprintf(dst, sizeof(dst), "%s.sz", fpath(f->name));
-	if (write_all(src, f->data, f->size, 0) ||
+	if (write_file(src, f->data, f->size, false) ||
 	    run("szip -q -c -1 %s '%s' > '%s'", f->opts, src, dst)) {
 		diag("szip %s failed", f->name);
 		return -1;
@@ -614,7 +602,7 @@ static int pack(const char *out)
 			return 1;
 		gen_data(f->data, f->size, i + 1);
 		snprintf(src, sizeof(src), "%s.orig", fpath(f->name));
-		if (write_all(src, f->data, f->size, 0) ||
+		if (write_file(src, f->data, f->size, false) ||
 		    run("szip -q -c -1 %s '%s' > '%s/%s.sz'", f->opts, src, dir, f->name))
 			return 1;
 		unlink(src);
@@ -678,14 +666,57 @@ static bool final_check(void)
 	return ok;
 }
 
+#define NR_READERS	4
+#define NR_MAPPERS	2
+#define NR_WORKERS	(NR_READERS + NR_MAPPERS + 6)
+
+/* Worker @i; @arg: whether the memory cgroup is there. */
+static int worker(int i, void *arg)
+{
+	bool cg = *(bool *)arg;
+
+	if (i < NR_READERS) {
+		snprintf(role, sizeof(role), "reader %d", i);
+		reader(i, cg && i < 2);
+	} else if (i < NR_READERS + NR_MAPPERS) {
+		snprintf(role, sizeof(role), "mapper %d", i);
+		mapper(i);
+	} else {
+		static const char *const roles[] = {
+			"executor", "chattr", "churn", "dropper", "reclaimer", "rmmod",
+		};
+
+		snprintf(role, sizeof(role), "%s", roles[i - NR_READERS - NR_MAPPERS]);
+		switch (i - NR_READERS - NR_MAPPERS) {
+		case 0:
+			executor();
+			break;
+		case 1:
+			chattr_cycler();
+			break;
+		case 2:
+			churner();
+			break;
+		case 3:
+			dropper();
+			break;
+		case 4:
+			if (cg)
+				reclaimer();
+			break;
+		default:
+			rmmod_looper();
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int seconds = 120, max_mb = 32, nr_readers = 4, nr_mappers = 2;
-	int opt, hold_fd, nr = 0, s;
-	pid_t pids[32];
-	int npids = 0;
+	unsigned int seconds = 120, max_mb = 32;
+	int opt, hold_fd, ended;
 	bool cg, ok;
-	double start, t0 = now(), t1;
+	double start, t0 = now();
 	const char *packed = NULL;
 	void *hold_map;
 
@@ -720,67 +751,34 @@ usage:
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (st == MAP_FAILED || setup(packed)) {
-		printf("not ok 1 stress_setup\n1..1\n");
+		tap_result(false, "stress_setup");
+		tap_plan();
 		return 1;
 	}
-	printf("ok %d stress_setup\n", ++nr);
+	tap_result(true, "stress_setup");
 	diag("stress: setup took %.0f s", now() - t0);
 	cg = setup_cgroup(max_mb);
-	printf("%sok %d stress_memory_cgroup # two readers limited to %u MB\n",
-	       cg ? "" : "not ", ++nr, max_mb);
+	tap_result(cg, "stress_memory_cgroup # two readers limited to %u MB", max_mb);
 
 	/* the module stays in use: one file open and mapped all along */
 	hold_fd = open(fpath(files[0].name), O_RDONLY);
 	hold_map = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, hold_fd, 0);
 	if (hold_fd < 0 || hold_map == MAP_FAILED) {
-		printf("not ok %d stress_hold_open\n1..%d\n", nr + 1, nr + 1);
+		tap_result(false, "stress_hold_open");
+		tap_plan();
 		return 1;
 	}
 
 	start = now();
-	for (unsigned int i = 0; i < nr_readers + nr_mappers + 6; i++) {
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			diag("fork: %s", strerror(errno));
-			break;
-		}
-		if (pid) {
-			pids[npids++] = pid;
-			continue;
-		}
-		if (i < nr_readers)
-			reader(i, cg && i < 2);
-		else if (i < nr_readers + nr_mappers)
-			mapper(i);
-		else if (i == nr_readers + nr_mappers)
-			executor();
-		else if (i == nr_readers + nr_mappers + 1)
-			chattr_cycler();
-		else if (i == nr_readers + nr_mappers + 2)
-			churner();
-		else if (i == nr_readers + nr_mappers + 3)
-			dropper();
-		else if (i == nr_readers + nr_mappers + 4)
-			cg ? reclaimer() : (void)0;
-		else
-			rmmod_looper();
-		_exit(0);
-	}
-	while (now() - start < seconds)
-		nap(500);
-	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
-	t1 = now();
-	ok = true;
-	for (int i = 0; i < npids; i++) {
-		if (waitpid(pids[i], &s, 0) != pids[i] || !WIFEXITED(s) || WEXITSTATUS(s)) {
-			diag("worker %d ended with status %#x", pids[i], s);
-			ok = false;
-		}
-	}
+	stop_at = start + seconds;
+	/* a hang in the module stops every worker: the watchdog reports it */
+	ended = watchdog_run("stress_no_hang", NR_WORKERS, 300, worker, &cg);
+	if (ended < 0)
+		return 1;
+	ok = !ended;
 	diag("stress: %.1f minutes run, %ld reads checked (%ld MB), %ld mismatches, %ld errors; %.0f s to stop",
-	     (t1 - start) / 60, st->reads, st->bytes >> 20, st->mismatches,
-	     st->errors, now() - t1);
+	     (stop_at - start) / 60, st->reads, st->bytes >> 20, st->mismatches,
+	     st->errors, now() - stop_at);
 	diag("stress: %ld maps (%ld pages), %ld execs (%ld failed), %ld chattr cycles (-c %ld, +c %ld, %ld EBUSY, %ld errors)",
 	     st->maps, st->pages, st->execs, st->exec_failures,
 	     st->plus_c < st->minus_c ? st->plus_c : st->minus_c, st->minus_c,
@@ -788,32 +786,29 @@ usage:
 	diag("stress: %ld re-creates (%ld opens found none), %ld drop_caches, %ld memory.reclaim, %ld rmmod attempts (%ld not refused)",
 	     st->churns, st->opens_missing, st->drops, st->reclaims, st->rmmods,
 	     st->rmmod_wrong);
-	printf("%sok %d stress_workers_ended\n", ok ? "" : "not ", ++nr);
-	printf("%sok %d stress_no_mismatch\n", st->mismatches ? "not " : "", ++nr);
-	printf("%sok %d stress_no_read_error\n", st->errors ? "not " : "", ++nr);
-	printf("%sok %d stress_exec_compressed\n",
-	       st->exec_failures || !st->execs ? "not " : "", ++nr);
-	printf("%sok %d stress_chattr_cycles\n",
-	       st->chattr_errors || !st->plus_c ? "not " : "", ++nr);
-	printf("%sok %d stress_rmmod_refused_while_in_use\n",
-	       st->rmmod_wrong || !st->rmmods ? "not " : "", ++nr);
+	tap_result(ok, "stress_workers_ended");
+	tap_result(!st->mismatches, "stress_no_mismatch");
+	tap_result(!st->errors, "stress_no_read_error");
+	tap_result(!st->exec_failures && st->execs, "stress_exec_compressed");
+	tap_result(!st->chattr_errors && st->plus_c, "stress_chattr_cycles");
+	tap_result(!st->rmmod_wrong && st->rmmods, "stress_rmmod_refused_while_in_use");
 
 	munmap(hold_map, PAGE);
 	close(hold_fd);
-	t1 = now();
+	t0 = now();
 	ok = final_check();
-	diag("stress: final check took %.0f s", now() - t1);
-	printf("%sok %d stress_files_intact_after\n", ok ? "" : "not ", ++nr);
+	diag("stress: final check took %.0f s", now() - t0);
+	tap_result(ok, "stress_files_intact_after");
 	for (size_t i = 0; i < NR_FILES; i++)
 		unlink(fpath(files[i].name));
 	run("rm -rf '%s/exe'", dir);
 	sync();
 	write_str("/proc/sys/vm/drop_caches", "3");
-	printf("%sok %d stress_no_inode_left_active # active_inodes %lld\n",
-	       counter("active_inodes") == 0 ? "" : "not ", ++nr,
-	       counter("active_inodes"));
+	tap_result(counter("active_inodes") == 0,
+		   "stress_no_inode_left_active # active_inodes %lld",
+		   counter("active_inodes"));
 	if (cg)
 		rmdir(CGROUP);
-	printf("1..%d\n", nr);
+	tap_plan();
 	return st->mismatches || st->errors || st->rmmod_wrong || !cg;
 }
