@@ -43,8 +43,8 @@ FF_BW=0 FF_CONFIGS=ext4 FF_WORKLOADS=help FF_REPEATS=3 FF_TRACE='' FF_RECORD=0 F
 finish() {
 	unmount_all
 	grep -q '^ext4dec ' /proc/modules && { rmmod ext4dec || not_ok "rmmod ext4dec"; }
-	echo "1..$n"
-	[ "$failed" -eq 0 ]
+	tap_plan
+	[ "$tap_fail" -eq 0 ]
 	exit
 }
 

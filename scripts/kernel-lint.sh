@@ -21,13 +21,11 @@ cd "$top" || exit 2
 series=("$@")
 [[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
 cache=${EXT4DEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ext4dec}
-n=0 pass=0 fail=0 skip=0
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - $*"; }
-skipped() { n=$((n + 1)) skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
 show() { sed 's/^/# /' "$1" | head -n 40; }
 
 kernel_files=(ext4dec/*.[ch] szip/*.[ch] include/*.h)
@@ -105,8 +103,8 @@ elif [[ ${CI:-} == true ]]; then
 	not_ok "checkpatch --strict: cannot fetch a linux-source package"
 	not_ok "kernel-doc: cannot fetch a linux-source package"
 else
-	skipped "checkpatch --strict" "cannot fetch a linux-source package"
-	skipped "kernel-doc" "cannot fetch a linux-source package"
+	skip "checkpatch --strict" "cannot fetch a linux-source package"
+	skip "kernel-doc" "cannot fetch a linux-source package"
 fi
 
 # W=1 + sparse against each kernel's headers, in a copy of the sources
@@ -120,7 +118,7 @@ for s in "${series[@]}"; do
 		continue
 	fi
 	if ! command -v sparse >/dev/null; then
-		skipped "W=1 + sparse build for $s" "sparse not installed"
+		skip "W=1 + sparse build for $s" "sparse not installed"
 		continue
 	fi
 	if make -C "$kdir" M="$work/src" C=2 W=1 modules >"$work/build" 2>&1 &&
@@ -133,6 +131,6 @@ for s in "${series[@]}"; do
 	make -C "$kdir" M="$work/src" clean >/dev/null 2>&1
 done
 
-echo "1..$n"
-echo "# lint: $pass passed, $fail failed, $skip skipped"
-[[ $fail -eq 0 ]]
+tap_plan
+tap_summary lint
+[[ $tap_fail -eq 0 ]]

@@ -47,7 +47,9 @@ done
 
 # ------------------------------------------------------------- TAP helpers
 
-n=0 npass=0 nfail=0 nskip=0
+# ok NAME, not_ok NAME, skip NAME WHY, tap_plan, tap_summary
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 why=()		# problems found by the current test
 last=""		# last command run(), for diagnostics
 rc=0		# its exit status
@@ -55,25 +57,11 @@ start_time=$SECONDS
 
 echo "TAP version 13"
 
-ok() {
-	n=$((n + 1)) npass=$((npass + 1))
-	echo "ok $n - $1"
-}
-
 # fail NAME [DIAGNOSTIC]...
 fail() {
-	local name=$1 line
+	not_ok "$1"
 	shift
-	n=$((n + 1)) nfail=$((nfail + 1))
-	echo "not ok $n - $name"
-	for line in "$@"; do
-		printf '%s\n' "$line" | sed 's/^/# /'
-	done
-}
-
-skip() {
-	n=$((n + 1)) nskip=$((nskip + 1))
-	echo "ok $n - $1 # SKIP $2"
+	(($# == 0)) || diag "$@"
 }
 
 diag() {
@@ -982,7 +970,7 @@ fi
 # ================================================================ summary
 section ""
 
-echo "1..$n"
+tap_plan
 diag "cli: took $((SECONDS - start_time)) s"
-echo "# cli: $npass passed, $nfail failed, $nskip skipped"
-((nfail == 0))
+tap_summary cli
+((tap_fail == 0))

@@ -33,8 +33,9 @@ seeds=build/fuzz/seeds
 rm -rf "$work" "$seeds"
 mkdir -p "$work" "$seeds"
 
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
 echo "TAP version 13"
-pass=0 fail=0
 # Small generated seeds: text and pseudo-code through every option.  A
 # seed that cannot be made fails the run: the fuzzer would start without
 # the inputs that reach a codec or a filter.
@@ -75,11 +76,9 @@ if [[ -n $vectors && -d $vectors ]]; then
 	find "$vectors" -name '*.sz' -size -64k -exec cp {} "$work"/ \;
 fi
 if [[ ${#seed_errors[@]} -eq 0 && $n -gt 0 ]]; then
-	pass=$((pass + 1))
-	echo "ok 1 - $n seeds made from every codec, filter and option"
+	ok "$n seeds made from every codec, filter and option"
 else
-	fail=$((fail + 1))
-	echo "not ok 1 - seeds: $n tried, ${#seed_errors[@]} failed"
+	not_ok "seeds: $n tried, ${#seed_errors[@]} failed"
 	printf '# %s\n' "${seed_errors[@]}"
 fi
 
@@ -92,13 +91,11 @@ grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|stat::
 	build/fuzz/log | sed 's/^/# /'
 grep -oE 'cov: [0-9]+ ft: [0-9]+' build/fuzz/log | tail -n 1 | sed 's/^/# final /'
 if [[ $rc -eq 0 ]]; then
-	pass=$((pass + 1))
-	echo "ok 2 - decoder fuzzed for $seconds s without a finding"
+	ok "decoder fuzzed for $seconds s without a finding"
 else
-	fail=$((fail + 1))
 	grep -E 'ERROR|SUMMARY|Test unit written' build/fuzz/log | sed 's/^/# /'
-	echo "not ok 2 - decoder fuzzing found a problem (exit $rc)"
+	not_ok "decoder fuzzing found a problem (exit $rc)"
 fi
-echo "1..2"
-echo "# fuzz: $pass passed, $fail failed, 0 skipped"
-[[ $fail -eq 0 ]]
+tap_plan
+tap_summary fuzz
+[[ $tap_fail -eq 0 ]]

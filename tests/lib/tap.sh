@@ -1,11 +1,31 @@
-# shellcheck shell=sh disable=SC2034 # tap_rc is for the scripts that source this
+# shellcheck shell=sh disable=SC2034 # tap_rc and tap_sep are for the scripts that source this
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/lib/tap.sh - the one place that reads TAP, for POSIX sh (busybox in
-# the guests) and bash (the host harness).  A TAP stream counts only if it
-# has exactly one plan line ("1..N", possibly "1..0 # SKIP ...") and N
-# results ("ok" or "not ok" lines): a program that dies part-way, or
-# prints fewer results than it planned, fails the run.
+# tests/lib/tap.sh - the one place that reads and writes TAP, for POSIX sh
+# (busybox in the guests) and bash (the host scripts).  tests/vm/run-vm.sh
+# puts it in every payload as /payload/tap.sh; the host scripts source it
+# from here.
+#
+# Writing one TAP stream:
+#
+#   ok DESC...              a passed result: "ok N - DESC"
+#   not_ok DESC...          a failed result: "not ok N - DESC"
+#   skip DESC WHY           a skipped result: "ok N - DESC # SKIP WHY"
+#   check DESC CMD...       ok when CMD (run in this shell, so it may be a
+#                           function) succeeds, else not ok with the last
+#                           40 lines of its output as diagnostics
+#   tap_plan                the plan "1..N", last
+#   tap_summary NAME        "# NAME: P passed, F failed, S skipped", the
+#                           line tests/run-tests.sh tallies
+#
+# tap_sep goes between a result's number and its description: "- " unless
+# the script sets it ("" gives "ok N DESC", the selftests' style).
+# tap_pass, tap_fail and tap_skip count the results written with these.
+#
+# Reading: a TAP stream counts only if it has exactly one plan line ("1..N",
+# possibly "1..0 # SKIP ...") and N results ("ok" or "not ok" lines): a
+# program that dies part-way, or prints fewer results than it planned,
+# fails the run.
 #
 #   tap_plan_problem FILE   print what is wrong with FILE's plan (nothing
 #                           if the plan and the results agree); status 1
@@ -23,12 +43,16 @@
 #                           whose results are already in the stream
 #                           (counted in tap_n) as they came
 #   tap_result NAME CMD...  one more result: ok when CMD succeeds
-#   tap_plan                print the joined stream's plan, last
+#   tap_plan                the joined stream's plan, last
 #
-# tap_n counts the joined stream's results; tap_rc becomes 1 on a failure.
+# tap_n counts the stream's results; tap_rc becomes 1 on a failure.
 
 tap_n=0
 tap_rc=0
+tap_pass=0
+tap_fail=0
+tap_skip=0
+tap_sep='- '
 
 tap_plan_problem() {
 	awk '
@@ -90,4 +114,24 @@ tap_result() {
 
 tap_plan() {
 	echo "1..$tap_n"
+}
+
+ok() { tap_n=$((tap_n + 1)) tap_pass=$((tap_pass + 1)); echo "ok $tap_n $tap_sep$*"; }
+not_ok() { tap_n=$((tap_n + 1)) tap_fail=$((tap_fail + 1)) tap_rc=1; echo "not ok $tap_n $tap_sep$*"; }
+skip() { tap_n=$((tap_n + 1)) tap_skip=$((tap_skip + 1)); echo "ok $tap_n $tap_sep$1 # SKIP $2"; }
+
+check() {
+	_tc_desc=$1 _tc_out=${TMPDIR:-/tmp}/tap-check.$$
+	shift
+	if "$@" >"$_tc_out" 2>&1; then
+		ok "$_tc_desc"
+	else
+		not_ok "$_tc_desc"
+		sed 's/^/# /' "$_tc_out" | tail -n 40
+	fi
+	rm -f "$_tc_out"
+}
+
+tap_summary() {
+	echo "# $1: $tap_pass passed, $tap_fail failed, $tap_skip skipped"
 }

@@ -15,24 +15,11 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
 series=("$@")
 [[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
-n=0 pass=0 fail=0 skip=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-
-ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - $*"; }
-skipped() { n=$((n + 1)) skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/# /' "$tmp/out" | tail -n 15
-	fi
-}
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
 
 echo "TAP version 13"
 # shellcheck disable=SC2016 # expanded by the inner bash
@@ -74,7 +61,7 @@ for s in "${series[@]}"; do
 			 ! find '$dest' \\( -type f -o -type l \\) \\( -name szip -o -name 'ext4dec*' -o -name szip.1 \\) | grep -q ."
 
 	if ! command -v dkms >/dev/null; then
-		skipped "$s: dkms add + build" "dkms not installed"
+		skip "$s: dkms add + build" "dkms not installed"
 		continue
 	fi
 	# DKMS compresses the module (ext4dec.ko.xz, .zst, .gz) when the
@@ -91,6 +78,6 @@ for s in "${series[@]}"; do
 		[[ \$(modinfo -F vermagic \"\$ko\") == '$kver '* ]]"
 done
 
-echo "1..$n"
-echo "# packaging: $pass passed, $fail failed, $skip skipped"
-[[ $fail -eq 0 ]]
+tap_plan
+tap_summary packaging
+[[ $tap_fail -eq 0 ]]

@@ -8,24 +8,11 @@
 
 set -u
 top=${EXT4DEC_MNT:?}/scripts
-n=0
-failed=0
 PATH=/payload/bin:$PATH
 export PATH
-
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $*"; }
-# check NAME CMD...: one test; the output of a failing command is shown
-check() {
-	name=$1
-	shift
-	if "$@" >/tmp/check.out 2>&1; then
-		ok "$name"
-	else
-		not_ok "$name"
-		sed 's/^/# /' /tmp/check.out | tail -n 40
-	fi
-}
+# shellcheck source=tests/lib/tap.sh
+. ./tap.sh
+tap_sep= # "ok N name", as the selftests before these in the stream
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
 flags() { lsattr -d "$1" | cut -d' ' -f1; }
 # temps_in DIR: is a conversion temporary (.NAME.ext4dec-XXXXXX) in DIR?
@@ -150,7 +137,7 @@ if modprobe loop 2>/dev/null && truncate -s 8M /tmp/full.img &&
 		ext4dec-compress "$full/victim"
 	umount "$full"
 else
-	ok "refuses_when_disk_full # SKIP no loop device"
+	skip refuses_when_disk_full "no loop device"
 fi
 
 # killed in the middle: the original stays, no temporary stays
@@ -223,5 +210,5 @@ check "format_1_on_request" packed_as ' 16384 +0 +x86 +-15 +deflate +- ' --forma
 check "codec_on_request_uses_szip_defaults" \
 	packed_as ' 16384 +0 +x86 +- +lz4 +- ' --codec=lz4 -1
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_plan
+[ "$tap_fail" = 0 ]

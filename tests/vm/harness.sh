@@ -20,9 +20,7 @@ series=${1:-6.12}
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
 
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)) pass=$((pass + 1)); echo "ok $n $*"; }
-not_ok() { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n $*"; }
+tap_sep=
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -51,6 +49,7 @@ plan "diagnostics are no results" "" $'1..1\nok 1 a\n# ok 2 b\n  not ok 3\n'
 printf 'TAP version 13\nok 1 a\nok 2 b\n1..2\n' >"$tmp/p1"
 printf 'ok 1 c\n' >"$tmp/p2"
 (
+	tap_n=0 tap_rc=0 # a stream of its own
 	tap_part one "$tmp/p1" 0
 	tap_part two "$tmp/p2" 0
 	tap_result passes true
@@ -95,6 +94,6 @@ boot 1 "kernel log has 1 suspicious line" warning \
 	'echo "WARNING: ext4dec harness test" >/dev/kmsg; echo "ok 1 a"; echo "1..1"'
 boot 1 "payload timed out" hang 'echo "ok 1 a"; sleep 600; echo "1..1"' -t 5
 
-echo "1..$n"
-echo "# harness: $pass passed, $fail failed, 0 skipped"
-[[ $fail -eq 0 ]]
+tap_plan
+tap_summary harness
+[[ $tap_fail -eq 0 ]]

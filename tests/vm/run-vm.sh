@@ -17,6 +17,7 @@
 #                         use, ~25 min on 2 cores; then cached)
 #   -p, --payload DIR     directory copied to /payload in the guest; its
 #                         run.sh is run with sh, its stdout is the TAP output
+#                         (/payload/tap.sh: tests/lib/tap.sh, to write it)
 #   -m, --module-src DIR  build the out-of-tree module in DIR (a copy of it)
 #                         against the kernel's headers; the resulting *.ko go
 #                         to /payload/modules/ and lib/modules/<kver>/extra/
@@ -346,6 +347,7 @@ main() {
 	run_root="$work/run-root"
 	mkdir -p "$run_root/payload/modules" "$run_root/etc" "$run_root/bin"
 	cp -a "$payload/." "$run_root/payload/"
+	cp "$here/../lib/tap.sh" "$run_root/payload/"
 
 	for s in ${module_srcs[@]+"${module_srcs[@]}"}; do
 		# Not in a process substitution: a build failure must end the script.

@@ -27,7 +27,7 @@ suite_module_src build/module-src
 payload=build/vm-payload
 rm -rf "$payload"
 mkdir -p "$payload/bin"
-cp tests/selftests/run.sh tests/selftests/scripts.sh tests/lib/tap.sh "$payload/"
+cp tests/selftests/run.sh tests/selftests/scripts.sh "$payload/"
 cp -L scripts/ext4dec-compress scripts/ext4dec-decompress \
 	scripts/ext4dec-status "$payload/bin/"
 

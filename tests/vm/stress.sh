@@ -66,7 +66,7 @@ build ext4dec_faults tests/stress/faults.c
 payload=$out/payload
 rm -rf "$payload"
 mkdir -p "$payload"
-cp tests/stress/run.sh tests/lib/tap.sh "$payload/"
+cp tests/stress/run.sh "$payload/"
 # the stress part's szip files, made here: szip is slow in an emulated guest
 if ! PATH=$top/tools/szip:$PATH "$out/ext4dec_stress" --pack "$payload/packed" >"$out/pack.log" 2>&1; then
 	sed 's/^/# /' "$out/pack.log"

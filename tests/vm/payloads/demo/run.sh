@@ -10,15 +10,19 @@ set -u
 mnt=${EXT4DEC_MNT:?}
 lib=/lib/x86_64-linux-gnu/libc.so.6
 [ -r "$lib" ] || lib=/usr/lib/x86_64-linux-gnu/libc.so.6
-n=0
-step() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; echo "1..$n"; exit 1; }
+# shellcheck source=tests/lib/tap.sh
+. ./tap.sh
+fail() {
+	not_ok "$*"
+	tap_plan
+	exit 1
+}
 
 echo "TAP version 13"
 echo "# kernel $(uname -r)"
 modprobe ext4dec || fail "modprobe ext4dec"
 dmesg | grep 'ext4dec: version' | sed 's/^/# /'
-step "module loaded"
+ok "module loaded"
 
 mkdir -p "$mnt/demo"
 cp "$lib" "$mnt/demo/libc.so.6.orig"
@@ -30,7 +34,7 @@ chattr +c "$mnt/demo/libc.so.6" || fail "chattr +c"
 lsattr "$mnt/demo/libc.so.6" | sed 's/^/# /'
 echo "# after chattr +c (ls -ls: blocks on disk, then the size programs see):"
 ls -ls "$mnt/demo" | sed 's/^/#   /'
-step "activated with chattr +c"
+ok "activated with chattr +c"
 
 echo 3 >/proc/sys/vm/drop_caches
 a=$(sha256sum <"$mnt/demo/libc.so.6.orig" | cut -d' ' -f1)
@@ -38,13 +42,13 @@ b=$(sha256sum <"$mnt/demo/libc.so.6" | cut -d' ' -f1)
 echo "# sha256 original   $a"
 echo "# sha256 compressed $b (read through ext4dec)"
 [ "$a" = "$b" ] || fail "checksums differ"
-step "read() returns the original bytes"
+ok "read() returns the original bytes"
 
 echo 3 >/proc/sys/vm/drop_caches
 LD_LIBRARY_PATH="$mnt/demo" busybox sh -c "grep -q '$mnt/demo/libc.so.6' /proc/\$\$/maps && echo '# ld.so mapped the compressed libc.so.6: '\$(grep -c libc.so.6 /proc/\$\$/maps)' mappings'" ||
 	fail "program did not load the compressed library"
 LD_LIBRARY_PATH="$mnt/demo" busybox uname -a | sed 's/^/# program output: /'
-step "a program runs against the compressed library"
+ok "a program runs against the compressed library"
 
 echo "# /sys/kernel/ext4dec:"
 for f in /sys/kernel/ext4dec/*; do
@@ -57,5 +61,5 @@ done
 rmmod ext4dec || fail "rmmod"
 echo "# after rmmod the file is its raw szip bytes again:"
 ls -ls "$mnt/demo/libc.so.6" | sed 's/^/#   /'
-step "module unloaded"
-echo "1..$n"
+ok "module unloaded"
+tap_plan

@@ -5,28 +5,19 @@
 # tests/vm/payloads/firefox/lib.sh - what the Firefox payloads share
 # (sourced by this directory's run.sh and by bench/firefox-guest.sh, in
 # the guest's busybox sh): the Debian image of scripts/build-demo-image.sh
-# mounted with a chroot around it, and small helpers.
+# mounted with a chroot around it, and small helpers; the TAP helpers
+# (ok, not_ok, tap_plan...) of /payload/tap.sh, which run-vm.sh adds.
 #
 # Needs /bin/szip and /bin/ext4dec_demo in the guest (run-vm.sh --bin),
 # and /payload/bin/ext4dec-compress and /payload/page.html.
 
+# shellcheck source=tests/lib/tap.sh
+. /payload/tap.sh
 root=/mnt/demo
 lib=/usr/lib/firefox-esr/libxul.so
 mounts=
 setup_error=
-n=0
-failed=0
 
-# ok/not_ok DESCRIPTION: one TAP test point.
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
 # bail DESCRIPTION: a failed test point, then the sourcing script's finish.
 bail() {
 	not_ok "$*"

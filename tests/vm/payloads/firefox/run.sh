@@ -53,8 +53,8 @@ finish() {
 	if grep -q '^ext4dec ' /proc/modules; then
 		if rmmod ext4dec; then ok "rmmod ext4dec"; else not_ok "rmmod ext4dec"; fi
 	fi
-	echo "1..$n"
-	[ "$failed" -eq 0 ]
+	tap_plan
+	[ "$tap_fail" -eq 0 ]
 	exit
 }
 

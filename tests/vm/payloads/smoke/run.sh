@@ -11,31 +11,9 @@
 #   tests/vm/run-vm.sh -k 6.1 -p tests/vm/payloads/smoke [--module-src DIR]
 
 set -u
-n=0
-failed=0
 mnt=${EXT4DEC_MNT:?}
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-# check DESCRIPTION CMD...: one test point; the command's output becomes
-# TAP diagnostics when it fails.
-check() {
-	desc=$1
-	shift
-	if "$@" >/tmp/check.out 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/# /' /tmp/check.out
-	fi
-}
+# shellcheck source=tests/lib/tap.sh
+. ./tap.sh
 
 echo "# kernel $(uname -r) ($EXT4DEC_KVER), scratch $EXT4DEC_DEV on $mnt"
 
@@ -68,5 +46,5 @@ for ko in /payload/modules/*.ko /payload/modules/*.ko.xz; do
 	check "rmmod $name" rmmod "$name"
 done
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_plan
+[ "$tap_fail" -eq 0 ]
