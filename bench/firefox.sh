@@ -43,34 +43,21 @@ top=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
 
 main() {
-	usage() {
-		sed -n '4,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-		exit "${1:-0}"
-	}
 	out=$top/build/bench src=$top kspec=${BENCH_KERNEL:-6.12} repeats=3 bws="20 0"
 	configs="ext4 szip-16k szip2-zstd-32k-x86" workloads="help shot" trace=- modparams=
 	record=
-	need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
 	while [[ $# -gt 0 ]]; do
 		case $1 in
-		-o | --out) need_arg "$@"; out=$2; shift 2 ;;
-		--src) need_arg "$@"; src=$2; shift 2 ;;
-		-k | --kernel) need_arg "$@"; kspec=$2; shift 2 ;;
-		-n | --repeats) need_arg "$@"; repeats=$2; shift 2 ;;
-		--bw) need_arg "$@"; bws=$2; shift 2 ;;
-		--configs) need_arg "$@"; configs=$2; shift 2 ;;
-		--workloads) need_arg "$@"; workloads=$2; shift 2 ;;
-		--trace) need_arg "$@"; trace=$2; shift 2 ;;
-		--modparams) need_arg "$@"; modparams=$2; shift 2 ;;
-		--record) need_arg "$@"; record=$2; shift 2 ;;
-		-h | --help) usage 0 ;;
-		*) bench_log "unknown argument: $1"; usage 2 >&2 ;;
+		--workloads) bench_need_arg "$@"; workloads=$2; shift 2 ;;
+		--record) bench_need_arg "$@"; record=$2; shift 2 ;;
+		-h | --help) bench_usage "${BASH_SOURCE[0]}" ;;
+		*)
+			bench_option "$@" || { bench_log "unknown argument: $1"; bench_usage "${BASH_SOURCE[0]}" 2 >&2; }
+			shift 2
+			;;
 		esac
 	done
-	[[ $repeats =~ ^[1-9][0-9]*$ ]] || { bench_log "--repeats: not a positive number: $repeats"; exit 2; }
-	for b in $bws; do
-		[[ $b =~ ^[0-9]+$ ]] || { bench_log "--bw: not a number of MB/s: $b"; exit 2; }
-	done
+	bench_check_runs "$repeats" "$bws"
 	for w in $workloads; do
 		[[ $w == help || $w == shot ]] || { bench_log "--workloads: unknown workload $w"; exit 2; }
 	done

@@ -3,7 +3,8 @@
 #
 # bench/lib.sh - helpers shared by the benchmark scripts (sourced).
 #
-# Builds on tests/vm/lib.sh (cache directory, apt helpers, kernel cache).
+# Builds on tests/vm/lib.sh (cache directory, apt helpers, kernel cache, the
+# guest's initramfs and QEMU command line).
 # Cache layout under $EXT4DEC_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
 #   bench/data/<package>_<version>/   files extracted from downloaded .debs
 #   bench/images/<config>-<key>.img   disk images, keyed by their inputs
@@ -17,6 +18,47 @@ bench_log() { printf 'ext4dec-bench: %s\n' "$*" >&2; }
 bench_die() {
 	printf 'ext4dec-bench: error: %s\n' "$*" >&2
 	exit 1
+}
+
+# bench_usage SCRIPT [STATUS]: print the usage in SCRIPT's header comment
+# (from its fourth line, after the SPDX line, to the first blank line) and
+# exit with STATUS (default 0).
+bench_usage() {
+	sed -n '4,/^$/{s/^# \{0,1\}//;p}' "$1"
+	exit "${2:-0}"
+}
+
+# bench_need_arg OPTION ARGS...: stop (status 2) unless OPTION has a value.
+bench_need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
+
+# bench_option OPTION VALUE: the options with a value that run-bench.sh and
+# firefox.sh share: set the caller's out (-o, --out), src (--src), kspec (-k,
+# --kernel), repeats (-n, --repeats), bws (--bw), configs (--configs), trace
+# (--trace) or modparams (--modparams) to VALUE; the caller shifts both
+# words.  False for any other option; stops (status 2) without a VALUE.
+# shellcheck disable=SC2034 # the variables are the caller's
+bench_option() {
+	case $1 in
+	-o | --out) bench_need_arg "$@"; out=$2 ;;
+	--src) bench_need_arg "$@"; src=$2 ;;
+	-k | --kernel) bench_need_arg "$@"; kspec=$2 ;;
+	-n | --repeats) bench_need_arg "$@"; repeats=$2 ;;
+	--bw) bench_need_arg "$@"; bws=$2 ;;
+	--configs) bench_need_arg "$@"; configs=$2 ;;
+	--trace) bench_need_arg "$@"; trace=$2 ;;
+	--modparams) bench_need_arg "$@"; modparams=$2 ;;
+	*) return 1 ;;
+	esac
+}
+
+# bench_check_runs REPEATS BANDWIDTHS: stop (status 2) unless REPEATS is a
+# positive number and BANDWIDTHS a list of numbers of MB/s.
+bench_check_runs() {
+	local b
+	[[ $1 =~ ^[1-9][0-9]*$ ]] || { bench_log "--repeats: not a positive number: $1"; exit 2; }
+	for b in $2; do
+		[[ $b =~ ^[0-9]+$ ]] || { bench_log "--bw: not a number of MB/s: $b"; exit 2; }
+	done
 }
 
 # bench_cache_dir: print (and create) <cache>/bench.

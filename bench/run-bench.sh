@@ -66,11 +66,6 @@ top=$(cd "$here/.." && pwd)
 # The whole script is one function: bash parses it all before running, so
 # editing the file during a run does not break the run.
 main() {
-	usage() {
-		sed -n '4,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-		exit "${1:-0}"
-	}
-
 	out=$top/build/bench src=$top kspec=${BENCH_KERNEL:-6.12} mem=2048 deps=1 verbose=0
 	modparams=${BENCH_MODPARAMS:-}
 	quick=${BENCH_QUICK:-0}
@@ -78,25 +73,19 @@ main() {
 	rand=${BENCH_RAND_COUNT:-}
 	trace=${BENCH_TRACE-szip-16k-x86 szip2-zstd-32k-x86}
 	firefox=${BENCH_FIREFOX-szip-16k szip2-zstd-32k-x86}
-	need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2; }; }
 	while [[ $# -gt 0 ]]; do
 		case $1 in
-		-o | --out) need_arg "$@"; out=$2; shift 2 ;;
-		--src) need_arg "$@"; src=$2; shift 2 ;;
-		-k | --kernel) need_arg "$@"; kspec=$2; shift 2 ;;
-		-n | --repeats) need_arg "$@"; repeats=$2; shift 2 ;;
-		--bw) need_arg "$@"; bws=$2; shift 2 ;;
-		--configs) need_arg "$@"; configs=$2; shift 2 ;;
-		--rand) need_arg "$@"; rand=$2; shift 2 ;;
-		--trace) need_arg "$@"; trace=$2; shift 2 ;;
+		--rand) bench_need_arg "$@"; rand=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
-		--mem) need_arg "$@"; mem=$2; shift 2 ;;
-		--firefox) need_arg "$@"; firefox=$2; shift 2 ;;
-		--modparams) need_arg "$@"; modparams=$2; shift 2 ;;
+		--mem) bench_need_arg "$@"; mem=$2; shift 2 ;;
+		--firefox) bench_need_arg "$@"; firefox=$2; shift 2 ;;
 		--no-deps) deps=0; shift ;;
 		-v | --verbose) verbose=1; shift ;;
-		-h | --help) usage 0 ;;
-		*) bench_log "unknown argument: $1"; usage 2 >&2 ;;
+		-h | --help) bench_usage "${BASH_SOURCE[0]}" ;;
+		*)
+			bench_option "$@" || { bench_log "unknown argument: $1"; bench_usage "${BASH_SOURCE[0]}" 2 >&2; }
+			shift 2
+			;;
 		esac
 	done
 	if [[ $quick == 1 ]]; then
@@ -107,11 +96,8 @@ main() {
 	'') configs=$bench_default_configs ;;
 	all) configs=$(for c in "${bench_all_configs[@]}"; do echo "${c%% *}"; done) ;;
 	esac
-	[[ $repeats =~ ^[1-9][0-9]*$ ]] || { bench_log "--repeats: not a positive number: $repeats"; exit 2; }
+	bench_check_runs "$repeats" "$bws"
 	[[ $rand =~ ^[0-9]+$ ]] || { bench_log "--rand: not a number: $rand"; exit 2; }
-	for b in $bws; do
-		[[ $b =~ ^[0-9]+$ ]] || { bench_log "--bw: not a number of MB/s: $b"; exit 2; }
-	done
 	for c in $configs; do
 		bench_config "$c" || { bench_log "unknown configuration '$c' (see bench/lib.sh)"; exit 2; }
 	done
@@ -178,67 +164,17 @@ main() {
 	main_file=$(head -n1 "$out/manifest.tsv" | cut -f1)
 	sed -n 's/^SKIP\t\([^\t]*\)\t/\1: /p' "$out/images.tsv" | while read -r l; do bench_log "skipped $l"; done
 
-	# --- initramfs ----------------------------------------------------------------------
-	find_tool() { PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" 2>/dev/null; }
-	add_libs() {
-		local root=$1 file=$2 lib
-		for lib in $(ldd "$file" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
-			[[ -e $root$lib ]] && continue
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-	}
-	add_bin() {
-		local root=$1 src_bin=$2 name=${3:-$(basename "$2")}
-		cp -L "$src_bin" "$root/bin/$name"
-		add_libs "$root" "$src_bin"
-	}
-	add_module_closure() {
-		local root=$1 name=$2 line path deps
-		deps=$(modprobe -d "$K_ROOT" -S "$kver" --show-depends "$name" 2>&1) ||
-			bench_die "kernel $kver has no module '$name': $deps"
-		while read -r line; do
-			case $line in
-			insmod\ *)
-				path=${line#insmod }
-				path=${path%% *}
-				mkdir -p "$root/lib/modules/$kver/$(dirname "${path#"$K_MODDIR"/}")"
-				cp "$path" "$root/lib/modules/$kver/${path#"$K_MODDIR"/}"
-				;;
-			esac
-		done <<<"$deps"
-	}
-	# cpio_entry INO NAME MODE RDEVMAJOR RDEVMINOR: one empty newc member
-	cpio_bytes=0
-	cpio_entry() {
-		local namesize=$((${#2} + 1)) pad
-		printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%s\0' \
-			"$1" "$((8#$3))" 0 0 1 0 0 0 0 "$4" "$5" "$namesize" 0 "$2"
-		pad=$(((4 - (110 + namesize) % 4) % 4))
-		head -c "$pad" /dev/zero
-		cpio_bytes=$((cpio_bytes + 110 + namesize + pad))
-	}
-	pack_cpio() { (cd "$1" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet); }
-
-	root=$work/root
-	mkdir -p "$root"/{bin,dev,etc,lib,lib64,mnt,proc,root,sys,tmp,usr}
-	ln -s bin "$root/sbin"
-	ln -s ../bin "$root/usr/bin"
-	ln -s ../bin "$root/usr/sbin"
-	ln -s ../lib "$root/usr/lib"
+	# --- initramfs (tests/vm/lib.sh's vm_* helpers) -------------------------------------
 	busybox=$(vm_guest_busybox)
-	add_bin "$root" "$busybox" busybox
-	for t in $("$busybox" --list); do
-		[[ $t == busybox ]] || ln -sf busybox "$root/bin/$t"
-	done
-	add_bin "$root" "$(find_tool kmod)" kmod
-	for t in insmod rmmod modprobe lsmod modinfo depmod; do ln -sf kmod "$root/bin/$t"; done
+	kmod=$(vm_find_tool kmod) || bench_die "kmod not found"
+	root=$work/root
+	vm_guest_root "$root" "$busybox" "$kmod"
 	for t in chattr lsattr compsize; do
-		p=$(find_tool "$t") || bench_die "$t not found"
-		add_bin "$root" "$p"
+		p=$(vm_find_tool "$t") || bench_die "$t not found"
+		vm_add_bin "$root" "$p"
 	done
-	add_bin "$root" "$benchio"
-	add_bin "$root" "$szip"
+	vm_add_bin "$root" "$benchio"
+	vm_add_bin "$root" "$szip"
 	modules="virtio_pci virtio_blk"
 	for c in $configs; do
 		bench_config "$c"
@@ -246,14 +182,9 @@ main() {
 		squashfs | erofs | btrfs) [[ " $modules " == *" $C_KIND "* ]] || modules+=" $C_KIND" ;;
 		esac
 	done
-	for m in $modules; do add_module_closure "$root" "$m"; done
-	mkdir -p "$root/lib/modules/$kver/extra"
-	cp "$ko" "$root/lib/modules/$kver/extra/"
-	for m in $(modinfo -F depends "$ko" | tr ',' ' '); do add_module_closure "$root" "$m"; done
-	for f in modules.order modules.builtin modules.builtin.modinfo; do
-		[[ -f $K_MODDIR/$f ]] && cp "$K_MODDIR/$f" "$root/lib/modules/$kver/"
-	done
-	depmod -b "$root" "$kver"
+	for m in $modules; do vm_add_module_closure "$root" "$kver" "$m"; done
+	vm_add_ko "$root" "$kver" "$ko"
+	vm_depmod "$root" "$kver"
 	if [[ -n $modparams ]]; then
 		mkdir -p "$root/etc/modprobe.d"
 		echo "options ext4dec $modparams" >"$root/etc/modprobe.d/ext4dec.conf"
@@ -262,20 +193,11 @@ main() {
 	cp "$here/graph-sum.awk" "$here/firefox-libxul.trace" "$root/etc/"
 	chmod 0755 "$root/init"
 	{
-		cpio_bytes=0
-		cpio_entry 1 dev 40755 0 0
-		cpio_entry 2 dev/console 20600 5 1
-		cpio_entry 3 'TRAILER!!!' 0 0 0
-		head -c $(((512 - cpio_bytes % 512) % 512)) /dev/zero
-		pack_cpio "$root"
+		vm_cpio_dev_console
+		vm_pack_cpio "$root"
 	} >"$work/base.cpio"
 
 	# --- boots ----------------------------------------------------------------------------
-	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
-		accel=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}") accel_name=KVM
-	else
-		accel=(-accel "tcg,thread=multi$(vm_tcg_opts)" -cpu "${EXT4DEC_VM_CPU:-max}") accel_name=TCG
-	fi
 	image_of() { awk -F'\t' -v c="$1" '$1 == "IMAGE" && $2 == c { print $4 }' "$out/images.tsv"; }
 
 	# boot LABEL MODE BW CONFIG...: one VM run; results in $out/results-LABEL.log
@@ -326,21 +248,19 @@ main() {
 			printf 'BENCH_MODULES=%q\n' "$modules ext4dec"
 		} >"$conf/etc/bench.conf"
 		cat "$work/base.cpio" >"$work/initrd"
-		pack_cpio "$conf" >>"$work/initrd"
+		vm_pack_cpio "$conf" >>"$work/initrd"
 
 		res=$out/results-$label.log con=$out/console-$label.log
 		rm -f "$res" "$con"
+		vm_qemu_cmd "$qemu" 2 "$mem" "$work/initrd" "console=ttyS0,115200 panic=-1 loglevel=4 random.trust_cpu=on"
 		local qemu_cmd=(
-			"$qemu" -nodefaults -no-user-config -display none -no-reboot
-			"${accel[@]}" -machine pc -smp 2 -m "$mem"
-			-kernel "$K_VMLINUZ" -initrd "$work/initrd"
-			-append "console=ttyS0,115200 panic=-1 loglevel=4 random.trust_cpu=on"
+			"${VM_QEMU_CMD[@]}"
 			-chardev "file,id=con,path=$con" -serial chardev:con
 			-chardev "file,id=res,path=$res" -serial chardev:res
 			"${drives[@]}"
 		)
 		printf '%q ' "${qemu_cmd[@]}" >"$out/qemu-cmd-$label.txt"
-		bench_log "boot $label: $mode, ${n} disks, bandwidth $([[ $bw -gt 0 ]] && echo "$bw MB/s" || echo unthrottled), $accel_name"
+		bench_log "boot $label: $mode, ${n} disks, bandwidth $([[ $bw -gt 0 ]] && echo "$bw MB/s" || echo unthrottled), $VM_ACCEL_NAME"
 		touch "$res"
 		# progress lines; tail ends with this script at the latest
 		# (the process substitution first: it inherits stderr before 2>/dev/null)
@@ -444,11 +364,12 @@ main() {
 	fi
 
 	# --- report ------------------------------------------------------------------------------
+	vm_accel
 	{
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "command=${BENCH_COMMAND:-bench/run-bench.sh}"
 		echo "kernel=$kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version))"
-		echo "accel=$accel_name"
+		echo "accel=$VM_ACCEL_NAME"
 		echo "qemu=$("$qemu" --version | head -n1)"
 		echo "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
 		echo "guest=2 vCPUs, ${mem} MiB"

@@ -2,8 +2,9 @@
 #
 # tests/vm/lib.sh - shared helpers for the ext4dec QEMU test harness.
 #
-# Sourced by tests/vm/run-vm.sh and scripts/install-vm-deps.sh; not meant to
-# be executed.  Everything here is about *Debian cloud kernels*:
+# Sourced by tests/vm/run-vm.sh, bench/lib.sh and scripts/ (install-vm-deps.sh,
+# build-demo-image.sh, build-debug-kernel.sh); not meant to be executed.
+# Most of it is about *Debian cloud kernels*:
 #
 #   * resolving a kernel series ("6.1", "6.12") to the newest packaged ABI
 #     (e.g. "6.1.0-57-cloud-amd64") using apt-cache at run time,
@@ -14,6 +15,10 @@
 #   * fixing up the unpacked headers tree so that
 #       make -C <cache>/kernels/<kver>/root/usr/src/linux-headers-<kver> M=<dir> modules
 #     works for out-of-tree modules.
+#
+# The rest assembles a guest's initramfs (busybox, host binaries with their
+# shared libraries, kernel modules with a modprobe tree, newc archives) and
+# the start of its QEMU command line.
 #
 # Cache layout ($EXT4DEC_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
 #   kernels/<kver>/root/       unpacked packages (boot/, lib/modules/, usr/src/, usr/lib/)
@@ -413,4 +418,162 @@ vm_guest_busybox() {
 	mkdir -p "$(dirname "$dir")"
 	[[ -x $dir/bin/busybox ]] || vm_with_lock _vm_fetch_busybox_locked "$ver" "$dir"
 	printf '%s\n' "$dir/bin/busybox"
+}
+
+# --- guest initramfs -----------------------------------------------------------
+#
+# The guests boot from an initramfs assembled in a directory ROOT on the host
+# and packed with vm_pack_cpio after vm_cpio_dev_console; nothing needs root.
+
+# vm_find_tool NAME: path of a host tool, also looking in sbin directories.
+vm_find_tool() {
+	PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" 2>/dev/null
+}
+
+# vm_add_libs ROOT FILE: copy the shared libraries FILE needs (as listed by
+# ldd, including the dynamic loader) to the same absolute paths under ROOT.
+vm_add_libs() {
+	local root=$1 file=$2 lib
+	# ldd fails for static binaries; that just means "no libraries".
+	for lib in $(ldd "$file" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+		[[ -e $root$lib ]] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# vm_add_bin ROOT PATH [NAME]: copy a host binary to ROOT/bin/NAME plus libs
+# (replacing a busybox applet link of that name).
+vm_add_bin() {
+	local root=$1 src=$2 name=${3:-$(basename "$2")}
+	rm -f "$root/bin/$name"
+	cp -L "$src" "$root/bin/$name"
+	vm_add_libs "$root" "$src"
+}
+
+# vm_guest_root ROOT BUSYBOX KMOD: the skeleton of a guest root: the usual
+# directories (sbin, usr/bin, usr/sbin and usr/lib are links), BUSYBOX with
+# a link for each of its applets, and KMOD with its insmod, modprobe...
+# links.  vm_guest_busybox and vm_find_tool kmod give the binaries.
+vm_guest_root() {
+	local root=$1 busybox=$2 kmod=$3 t
+	mkdir -p "$root"/{bin,dev,etc,lib,lib64,mnt,proc,root,run,sys,tmp,usr}
+	ln -s bin "$root/sbin"
+	ln -s ../bin "$root/usr/bin"
+	ln -s ../bin "$root/usr/sbin"
+	ln -s ../lib "$root/usr/lib"
+
+	vm_add_bin "$root" "$busybox" busybox
+	for t in $("$busybox" --list); do
+		[[ $t == busybox ]] || ln -sf busybox "$root/bin/$t"
+	done
+	vm_add_bin "$root" "$kmod" kmod
+	for t in insmod rmmod modprobe lsmod modinfo depmod; do ln -sf kmod "$root/bin/$t"; done
+}
+
+# vm_add_module_closure ROOT KVER NAME: copy module NAME and everything it
+# depends on from the kernel's module tree (vm_kernel_paths) into
+# ROOT/lib/modules/KVER/.  Built-in modules need nothing.
+vm_add_module_closure() {
+	local root=$1 kver=$2 name=$3 line path deps
+	deps=$(modprobe -d "$K_ROOT" -S "$kver" --show-depends "$name" 2>&1) ||
+		vm_die "kernel $kver has no module '$name': $deps"
+	while read -r line; do
+		case $line in
+		insmod\ *)
+			path=${line#insmod }
+			path=${path%% *}
+			[[ $path == "$K_MODDIR"/* ]] || vm_die "unexpected module path $path"
+			mkdir -p "$root/lib/modules/$kver/$(dirname "${path#"$K_MODDIR"/}")"
+			cp "$path" "$root/lib/modules/$kver/${path#"$K_MODDIR"/}"
+			;;
+		esac
+	done <<<"$deps"
+}
+
+# vm_add_ko ROOT KVER KO: add the out-of-tree module KO (built for KVER) to
+# ROOT/lib/modules/KVER/extra/, with the closures of the modules it needs.
+vm_add_ko() {
+	local root=$1 kver=$2 ko=$3 vermagic m
+	[[ -f $ko ]] || vm_die "no such module file: $ko"
+	vermagic=$(modinfo -F vermagic "$ko")
+	[[ $vermagic == "$kver "* ]] || vm_die "$ko was built for '${vermagic%% *}', not $kver"
+	mkdir -p "$root/lib/modules/$kver/extra"
+	cp "$ko" "$root/lib/modules/$kver/extra/"
+	for m in $(modinfo -F depends "$ko" | tr ',' ' '); do
+		vm_add_module_closure "$root" "$kver" "$m"
+	done
+}
+
+# vm_depmod ROOT KVER: finish ROOT/lib/modules/KVER after the modules went
+# in: the kernel's lists of modules, then modules.dep and the rest (so
+# "modprobe NAME" works in the guest).
+vm_depmod() {
+	local root=$1 kver=$2 f
+	mkdir -p "$root/lib/modules/$kver"
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[[ -f $K_MODDIR/$f ]] && cp "$K_MODDIR/$f" "$root/lib/modules/$kver/"
+	done
+	depmod -b "$root" "$kver"
+}
+
+# _vm_cpio_entry INO NAME MODE(octal) RDEVMAJOR RDEVMINOR: print one empty
+# newc archive member (header, NUL-terminated name, padding to 4 bytes) and
+# add its size to _vm_cpio_bytes.
+_vm_cpio_entry() {
+	local namesize=$((${#2} + 1)) pad
+	printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%s\0' \
+		"$1" "$((8#$3))" 0 0 1 0 0 0 0 "$4" "$5" "$namesize" 0 "$2"
+	pad=$(((4 - (110 + namesize) % 4) % 4))
+	head -c "$pad" /dev/zero
+	_vm_cpio_bytes=$((_vm_cpio_bytes + 110 + namesize + pad))
+}
+
+# vm_cpio_dev_console: print a tiny newc archive holding dev/ and dev/console
+# (c 5:1), written by hand so that building the initramfs needs no root
+# (mknod).  The kernel opens /dev/console for init before init can mount
+# devtmpfs.  The archives of vm_pack_cpio follow it.
+vm_cpio_dev_console() {
+	_vm_cpio_bytes=0
+	_vm_cpio_entry 1 dev 40755 0 0
+	_vm_cpio_entry 2 dev/console 20600 5 1
+	_vm_cpio_entry 3 'TRAILER!!!' 0 0 0
+	# pad to 512 bytes so the next archive starts aligned
+	head -c $(((512 - _vm_cpio_bytes % 512) % 512)) /dev/zero
+}
+
+# vm_pack_cpio ROOT: print a newc archive of ROOT, owned by root:root.  The
+# kernel unpacks concatenated archives in order, later files overriding
+# earlier ones; QEMU takes a single -initrd file.
+vm_pack_cpio() {
+	(cd "$1" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet)
+}
+
+# --- QEMU ------------------------------------------------------------------------
+
+# vm_accel: set VM_ACCEL (QEMU options: TCG, or KVM if EXT4DEC_KVM=1; the
+# CPU model EXT4DEC_VM_CPU, default max or host) and VM_ACCEL_NAME (TCG or KVM).
+# shellcheck disable=SC2034 # the VM_* globals are used by the callers
+vm_accel() {
+	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
+		VM_ACCEL=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}") VM_ACCEL_NAME=KVM
+	else
+		VM_ACCEL=(-accel "tcg,thread=multi$(vm_tcg_opts)" -cpu "${EXT4DEC_VM_CPU:-max}") VM_ACCEL_NAME=TCG
+	fi
+}
+
+# vm_qemu_cmd QEMU SMP MEM INITRD CMDLINE: set the array VM_QEMU_CMD to the
+# start of a command line that boots $K_VMLINUZ (vm_kernel_paths) with
+# INITRD and the kernel arguments CMDLINE on a pc machine with SMP CPUs and
+# MEM MiB, no default devices and no display, and exits instead of
+# rebooting; accelerated as vm_accel says (which it runs: VM_ACCEL and
+# VM_ACCEL_NAME are set too).  The caller adds the serial ports and disks.
+# shellcheck disable=SC2034 # VM_QEMU_CMD is used by the callers
+vm_qemu_cmd() {
+	vm_accel
+	VM_QEMU_CMD=(
+		"$1" -nodefaults -no-user-config -display none -no-reboot
+		"${VM_ACCEL[@]}" -machine pc -smp "$2" -m "$3"
+		-kernel "$K_VMLINUZ" -initrd "$4" -append "$5"
+	)
 }

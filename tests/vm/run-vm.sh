@@ -169,57 +169,7 @@ main() {
 	cleanup() { rm -rf "$work"; }
 	trap cleanup EXIT
 
-	# --- initramfs helpers --------------------------------------------------------
-
-	# find_tool NAME: path of a host tool, also looking in sbin directories.
-	find_tool() {
-		PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" 2>/dev/null
-	}
-
-	# add_libs ROOT FILE: copy the shared libraries FILE needs (as listed by
-	# ldd, including the dynamic loader) to the same absolute paths under ROOT.
-	add_libs() {
-		local root=$1 file=$2 lib
-		# ldd fails for static binaries; that just means "no libraries".
-		for lib in $(ldd "$file" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
-			[[ -e $root$lib ]] && continue
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-	}
-
-	# add_bin ROOT PATH [NAME]: copy a host binary to ROOT/bin/NAME plus libs.
-	add_bin() {
-		local root=$1 src=$2 name=${3:-$(basename "$2")}
-		rm -f "$root/bin/$name"
-		cp -L "$src" "$root/bin/$name"
-		add_libs "$root" "$src"
-	}
-
-	# cpio_entry INO NAME MODE(octal) RDEVMAJOR RDEVMINOR: print one empty newc
-	# archive member (header, NUL-terminated name, padding to 4 bytes) and add
-	# its size to cpio_bytes.
-	cpio_bytes=0
-	cpio_entry() {
-		local namesize=$((${#2} + 1)) pad
-		printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%s\0' \
-			"$1" "$((8#$3))" 0 0 1 0 0 0 0 "$4" "$5" "$namesize" 0 "$2"
-		pad=$(((4 - (110 + namesize) % 4) % 4))
-		head -c "$pad" /dev/zero
-		cpio_bytes=$((cpio_bytes + 110 + namesize + pad))
-	}
-
-	# cpio_dev_console: a tiny newc archive holding dev/ and dev/console (c 5:1),
-	# written by hand so that building the initramfs needs no root (mknod).  The
-	# kernel opens /dev/console for init before init can mount devtmpfs.
-	cpio_dev_console() {
-		cpio_bytes=0
-		cpio_entry 1 dev 40755 0 0
-		cpio_entry 2 dev/console 20600 5 1
-		cpio_entry 3 'TRAILER!!!' 0 0 0
-		# pad to 512 bytes so the next archive starts aligned
-		head -c $(((512 - cpio_bytes % 512) % 512)) /dev/zero
-	}
+	# --- initramfs (assembled with lib.sh's vm_* helpers) -------------------------
 
 	# Host binaries of the guest userland.  busybox provides the shell and the
 	# basic tools (as symlinks); the real e2fsprogs and kmod tools override the
@@ -228,35 +178,23 @@ main() {
 	busybox_bin=$(vm_guest_busybox)
 	e2fs_required=(mke2fs e2fsck chattr lsattr)
 	e2fs_optional=(tune2fs dumpe2fs debugfs filefrag resize2fs e4defrag)
-	kmod_bin=$(find_tool kmod) || vm_die "kmod not found"
+	kmod_bin=$(vm_find_tool kmod) || vm_die "kmod not found"
 
 	# build_base ROOT: populate the kernel-independent part of the guest root.
 	build_base() {
 		local root=$1 t p
-		mkdir -p "$root"/{bin,dev,etc,lib,lib64,mnt,proc,root,run,sys,tmp,usr}
-		ln -s bin "$root/sbin"
-		ln -s ../bin "$root/usr/bin"
-		ln -s ../bin "$root/usr/sbin"
-		ln -s ../lib "$root/usr/lib"
-
-		add_bin "$root" "$busybox_bin" busybox
-		for t in $("$busybox_bin" --list); do
-			[[ $t == busybox ]] || ln -sf busybox "$root/bin/$t"
-		done
+		vm_guest_root "$root" "$busybox_bin" "$kmod_bin"
 
 		for t in "${e2fs_required[@]}"; do
-			p=$(find_tool "$t") || vm_die "$t not found (apt-get install e2fsprogs)"
-			add_bin "$root" "$p"
+			p=$(vm_find_tool "$t") || vm_die "$t not found (apt-get install e2fsprogs)"
+			vm_add_bin "$root" "$p"
 		done
 		for t in "${e2fs_optional[@]}"; do
-			if p=$(find_tool "$t"); then add_bin "$root" "$p"; fi
+			if p=$(vm_find_tool "$t"); then vm_add_bin "$root" "$p"; fi
 		done
 		for t in mkfs.ext2 mkfs.ext3 mkfs.ext4; do ln -sf mke2fs "$root/bin/$t"; done
 		for t in fsck.ext2 fsck.ext3 fsck.ext4; do ln -sf e2fsck "$root/bin/$t"; done
 		if [[ -f /etc/mke2fs.conf ]]; then cp /etc/mke2fs.conf "$root/etc/"; fi
-
-		add_bin "$root" "$kmod_bin" kmod
-		for t in insmod rmmod modprobe lsmod modinfo depmod; do ln -sf kmod "$root/bin/$t"; done
 
 		printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 		printf 'root:x:0:\n' >"$root/etc/group"
@@ -264,20 +202,15 @@ main() {
 		chmod 0755 "$root/init"
 	}
 
-	# pack_cpio ROOT: newc archive of ROOT on stdout, owned by root:root.
-	pack_cpio() {
-		(cd "$1" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet)
-	}
-
 	# base_initramfs: print the path of the cached base archive, building it if
-	# the inputs (init, this script, host binaries) changed.
+	# the inputs (init, the scripts, host binaries) changed.
 	base_initramfs() {
 		local key f t
 		key=$(
 			{
-				sha256sum "$here/init" "${BASH_SOURCE[0]}" "$busybox_bin" "$kmod_bin"
+				sha256sum "$here/init" "${BASH_SOURCE[0]}" "$here/lib.sh" "$busybox_bin" "$kmod_bin"
 				for t in "${e2fs_required[@]}" "${e2fs_optional[@]}"; do
-					if f=$(find_tool "$t"); then sha256sum "$f"; fi
+					if f=$(vm_find_tool "$t"); then sha256sum "$f"; fi
 				done
 				if [[ -f /etc/mke2fs.conf ]]; then sha256sum /etc/mke2fs.conf; fi
 			} 2>/dev/null | sha256sum | cut -c1-16
@@ -289,8 +222,8 @@ main() {
 			local root="$work/base-root"
 			build_base "$root"
 			{
-				cpio_dev_console
-				pack_cpio "$root"
+				vm_cpio_dev_console
+				vm_pack_cpio "$root"
 			} >"$f.tmp.$$"
 			mv "$f.tmp.$$" "$f"
 			rm -rf "$root"
@@ -298,27 +231,6 @@ main() {
 			find "$cache/initramfs" -name 'base-*.cpio' ! -name "base-$key.cpio" -mmin +60 -delete 2>/dev/null || true
 		fi
 		printf '%s\n' "$f"
-	}
-
-	# add_module_closure ROOT NAME: copy module NAME and everything it depends on
-	# from the kernel's module tree into ROOT/lib/modules/<kver>/.  Built-in
-	# modules need nothing.
-	add_module_closure() {
-		local root=$1 name=$2 line path
-		local deps
-		deps=$(modprobe -d "$K_ROOT" -S "$kver" --show-depends "$name" 2>&1) ||
-			vm_die "kernel $kver has no module '$name': $deps"
-		while read -r line; do
-			case $line in
-			insmod\ *)
-				path=${line#insmod }
-				path=${path%% *}
-				[[ $path == "$K_MODDIR"/* ]] || vm_die "unexpected module path $path"
-				mkdir -p "$root/lib/modules/$kver/$(dirname "${path#"$K_MODDIR"/}")"
-				cp "$path" "$root/lib/modules/$kver/${path#"$K_MODDIR"/}"
-				;;
-			esac
-		done <<<"$deps"
 	}
 
 	# build_module SRC: build the out-of-tree module in SRC against the kernel's
@@ -357,31 +269,19 @@ main() {
 	done
 
 	boot_modules="virtio_pci virtio_blk $extra_modules"
-	moddir="$run_root/lib/modules/$kver"
-	mkdir -p "$moddir"
 	for m in $boot_modules; do
-		add_module_closure "$run_root" "$m"
+		vm_add_module_closure "$run_root" "$kver" "$m"
 	done
 	for ko in ${kos[@]+"${kos[@]}"}; do
-		[[ -f $ko ]] || vm_die "no such module file: $ko"
-		vermagic=$(modinfo -F vermagic "$ko")
-		[[ $vermagic == "$kver "* ]] || vm_die "$ko was built for '${vermagic%% *}', not $kver"
-		mkdir -p "$moddir/extra"
-		cp "$ko" "$moddir/extra/"
+		vm_add_ko "$run_root" "$kver" "$ko"
 		cp "$ko" "$run_root/payload/modules/"
-		for m in $(modinfo -F depends "$ko" | tr ',' ' '); do
-			add_module_closure "$run_root" "$m"
-		done
 	done
-	for f in modules.order modules.builtin modules.builtin.modinfo; do
-		[[ -f $K_MODDIR/$f ]] && cp "$K_MODDIR/$f" "$moddir/"
-	done
-	depmod -b "$run_root" "$kver"
+	vm_depmod "$run_root" "$kver"
 
 	for b in ${bins[@]+"${bins[@]}"}; do
-		p=$(find_tool "$b") || p=$b
+		p=$(vm_find_tool "$b") || p=$b
 		[[ -f $p ]] || vm_die "no such binary: $b"
-		add_bin "$run_root" "$p"
+		vm_add_bin "$run_root" "$p"
 	done
 
 	# --image disks follow the scratch disk (vda): vdb, vdc, ...
@@ -410,10 +310,10 @@ main() {
 		printf 'VM_IMAGES=%q\n' "$image_devs"
 	} >"$run_root/etc/ext4dec-vm.conf"
 
-	# The kernel unpacks concatenated newc archives in order, later files
-	# overriding earlier ones; QEMU takes a single -initrd file.
+	# The base archive, then the run's (later files override earlier ones):
+	# QEMU takes a single -initrd file.
 	initrd="$work/initrd.cpio"
-	pack_cpio "$run_root" >"$work/run.cpio"
+	vm_pack_cpio "$run_root" >"$work/run.cpio"
 	cat "$base" "$work/run.cpio" >"$initrd"
 
 	disk="$work/scratch.img"
@@ -424,12 +324,6 @@ main() {
 	done
 
 	# --- QEMU ----------------------------------------------------------------------
-	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
-		accel=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}")
-	else
-		accel=(-accel "tcg,thread=multi$(vm_tcg_opts)" -cpu "${EXT4DEC_VM_CPU:-max}")
-	fi
-
 	cmdline="console=ttyS0,115200 panic=-1 loglevel=7 printk.time=1 random.trust_cpu=on"
 	# Debug kernel: report every KASAN bug, not only the first one; route PCI
 	# interrupts with the BIOS table instead of ACPI: evaluating QEMU's _PRT
@@ -447,10 +341,9 @@ main() {
 		console_dev=(-chardev "file,id=con,path=$console_log")
 	fi
 
+	vm_qemu_cmd "$qemu" "$smp" "$mem" "$initrd" "$cmdline"
 	qemu_cmd=(
-		"$qemu" -nodefaults -no-user-config -display none -no-reboot
-		"${accel[@]}" -machine pc -smp "$smp" -m "$mem"
-		-kernel "$K_VMLINUZ" -initrd "$initrd" -append "$cmdline"
+		"${VM_QEMU_CMD[@]}"
 		"${console_dev[@]}" -serial chardev:con
 		-chardev "file,id=res,path=$results_log" -serial chardev:res
 		-drive "file=$disk,format=raw,if=none,id=scratch,cache=unsafe"
@@ -461,7 +354,7 @@ main() {
 	boot_budget=${EXT4DEC_VM_BOOT_TIMEOUT:-$([[ $debug_kernel -eq 1 ]] && echo 600 || echo 180)}
 	host_timeout=$((timeout_s + boot_budget))
 	printf '%q ' "${qemu_cmd[@]}" >"$out/qemu-cmd.txt"
-	vm_log "booting $kver$([[ $debug_kernel -eq 1 ]] && echo ' (debug)') ($([[ ${EXT4DEC_KVM:-0} == 1 ]] && echo KVM || echo TCG), smp=$smp, mem=${mem}M, limit ${host_timeout}s); output in $out"
+	vm_log "booting $kver$([[ $debug_kernel -eq 1 ]] && echo ' (debug)') ($VM_ACCEL_NAME, smp=$smp, mem=${mem}M, limit ${host_timeout}s); output in $out"
 
 	t_boot=$(date +%s.%N)
 	qemu_rc=0
@@ -547,7 +440,7 @@ main() {
 
 	{
 		echo "kernel: $kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version)$([[ $debug_kernel -eq 1 ]] && echo ', debug build'))"
-		echo "accel: ${accel[*]}"
+		echo "accel: ${VM_ACCEL[*]}"
 		echo "boot to /init: ${boot_uptime:-?}s guest uptime; QEMU wall time: ${wall}s"
 		echo "payload exit: ${rc:-none}; fsck: ${fsck_rc:-none}; qemu exit: $qemu_rc"
 		if [[ ${#failures[@]} -eq 0 ]]; then
