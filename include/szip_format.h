@@ -17,6 +17,13 @@
 #define _SZIP_FORMAT_H
 
 #include <linux/types.h>
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+#else
+#include <assert.h>
+#include <stddef.h>
+#endif
 
 /* "SeZz" read as a little-endian 32-bit word */
 #define SZIP_MAGIC		0x7A5A6553U
@@ -50,6 +57,25 @@ struct szip_header {
 
 #define SZIP_HEADER_SIZE	20
 #define SZIP_OFFSET_SIZE	4	/* bytes per offset table entry */
+
+/*
+ * Readers and writers take every field's offset from the structs
+ * (offsetof); these checks keep the structs equal to the tables of
+ * docs/szip-format.md.
+ */
+#define SZIP_LAYOUT(type, field, offset) \
+	static_assert(offsetof(struct type, field) == (offset), \
+		       #type "." #field " is not at byte " #offset)
+
+SZIP_LAYOUT(szip_header, magic, 0);
+SZIP_LAYOUT(szip_header, total_size, 4);
+SZIP_LAYOUT(szip_header, chunk_size, 8);
+SZIP_LAYOUT(szip_header, dict_size, 10);
+SZIP_LAYOUT(szip_header, nr_chunks, 12);
+SZIP_LAYOUT(szip_header, last_chunk_size, 16);
+SZIP_LAYOUT(szip_header, window_bits, 18);
+SZIP_LAYOUT(szip_header, filter, 19);
+static_assert(sizeof(struct szip_header) == SZIP_HEADER_SIZE, "szip_header size");
 
 /* Chunk size limits (uncompressed bytes) */
 #define SZIP_CHUNK_ALIGN	4096
@@ -125,6 +151,18 @@ struct szip2_header {
 
 #define SZIP2_HEADER_SIZE	64
 #define SZIP2_OFFSET_SIZE	8	/* bytes per offset table entry */
+
+SZIP_LAYOUT(szip2_header, magic, 0);
+SZIP_LAYOUT(szip2_header, codec, 4);
+SZIP_LAYOUT(szip2_header, chunk_shift, 5);
+SZIP_LAYOUT(szip2_header, filter, 6);
+SZIP_LAYOUT(szip2_header, checksum, 7);
+SZIP_LAYOUT(szip2_header, size, 8);
+SZIP_LAYOUT(szip2_header, total_size, 16);
+SZIP_LAYOUT(szip2_header, dict_size, 24);
+SZIP_LAYOUT(szip2_header, nr_chunks, 28);
+SZIP_LAYOUT(szip2_header, reserved, 32);
+static_assert(sizeof(struct szip2_header) == SZIP2_HEADER_SIZE, "szip2_header size");
 
 #define SZIP2_MIN_CHUNK_SHIFT	12	/* 4 KiB */
 #define SZIP2_MAX_CHUNK_SHIFT	17	/* 128 KiB */

@@ -63,6 +63,9 @@ static bool window_bits_valid(int wbits)
 	       (wbits >= SZIP_WBITS_MIN && wbits <= SZIP_WBITS_MAX);
 }
 
+/* The bytes of @field of the on-disk header struct @type in @p */
+#define FIELD(p, type, field)	((p) + offsetof(struct type, field))
+
 /* v1: faulty.lib's 20-byte header */
 static int parse_v1(struct szip_info *info, const u8 *p, u64 file_size)
 {
@@ -71,13 +74,13 @@ static int parse_v1(struct szip_info *info, const u8 *p, u64 file_size)
 	info->version = 1;
 	info->codec = SZIP_CODEC_DEFLATE;
 	info->checksum = SZIP_CSUM_NONE;
-	info->total_size = szip_le32(p + 4);
-	info->chunk_size = szip_le16(p + 8);
-	info->dict_size = szip_le16(p + 10);
-	info->nr_chunks = szip_le32(p + 12);
-	info->last_chunk_size = szip_le16(p + 16);
-	info->window_bits = (s8)p[18];
-	info->filter = p[19];
+	info->total_size = szip_le32(FIELD(p, szip_header, total_size));
+	info->chunk_size = szip_le16(FIELD(p, szip_header, chunk_size));
+	info->dict_size = szip_le16(FIELD(p, szip_header, dict_size));
+	info->nr_chunks = szip_le32(FIELD(p, szip_header, nr_chunks));
+	info->last_chunk_size = szip_le16(FIELD(p, szip_header, last_chunk_size));
+	info->window_bits = (s8)*FIELD(p, szip_header, window_bits);
+	info->filter = *FIELD(p, szip_header, filter);
 
 	if (!info->chunk_size || info->chunk_size % SZIP_CHUNK_ALIGN ||
 	    info->chunk_size > SZIP_MAX_CHUNK_SIZE)
@@ -135,14 +138,14 @@ static int parse_v2(struct szip_info *info, const u8 *p, u64 file_size)
 	u32 shift, i;
 
 	info->version = 2;
-	info->codec = p[4];
-	shift = p[5];
-	info->filter = p[6];
-	info->checksum = p[7];
-	info->size = szip_le64(p + 8);
-	info->total_size = szip_le64(p + 16);
-	info->dict_size = szip_le32(p + 24);
-	info->nr_chunks = szip_le32(p + 28);
+	info->codec = *FIELD(p, szip2_header, codec);
+	shift = *FIELD(p, szip2_header, chunk_shift);
+	info->filter = *FIELD(p, szip2_header, filter);
+	info->checksum = *FIELD(p, szip2_header, checksum);
+	info->size = szip_le64(FIELD(p, szip2_header, size));
+	info->total_size = szip_le64(FIELD(p, szip2_header, total_size));
+	info->dict_size = szip_le32(FIELD(p, szip2_header, dict_size));
+	info->nr_chunks = szip_le32(FIELD(p, szip2_header, nr_chunks));
 	info->window_bits = SZIP_WBITS_DEFAULT;
 
 	if (!info->codec || info->codec >= SZIP_NR_CODECS)
@@ -153,7 +156,7 @@ static int parse_v2(struct szip_info *info, const u8 *p, u64 file_size)
 		return SZIP_ERR_FILTER;
 	if (info->checksum >= SZIP_NR_CSUMS)
 		return SZIP_ERR_CSUM_ID;
-	for (i = 32; i < SZIP2_HEADER_SIZE; i++)
+	for (i = offsetof(struct szip2_header, reserved); i < SZIP2_HEADER_SIZE; i++)
 		if (p[i])
 			return SZIP_ERR_RESERVED;
 	info->chunk_size = 1U << shift;
@@ -181,6 +184,30 @@ static int parse_v2(struct szip_info *info, const u8 *p, u64 file_size)
 }
 
 /**
+ * szip_format_of() - the szip format a file's first bytes announce
+ * @buf: the first bytes of the file
+ * @len: number of bytes available at @buf
+ *
+ * The one magic test: every reader of szip files asks it.
+ *
+ * Return: 1 for the v1 magic, 2 for the v2 magic, 0 for neither or for
+ * fewer than 4 bytes.
+ */
+int szip_format_of(const void *buf, size_t len)
+{
+	u32 magic;
+
+	if (len < sizeof(magic))
+		return 0;
+	magic = szip_le32(buf);
+	if (magic == SZIP_MAGIC)
+		return 1;
+	if (magic == SZIP2_MAGIC)
+		return 2;
+	return 0;
+}
+
+/**
  * szip_parse_header() - validate an szip header, v1 or v2
  * @info: filled in on success
  * @buf: the first bytes of the file (%SZIP2_HEADER_SIZE are enough)
@@ -198,18 +225,18 @@ static int parse_v2(struct szip_info *info, const u8 *p, u64 file_size)
 int szip_parse_header(struct szip_info *info, const void *buf, size_t len,
 		      u64 file_size)
 {
-	const u8 *p = buf;
+	int format = szip_format_of(buf, len < file_size ? len : (size_t)file_size);
 
-	if (len >= 4 && file_size >= 4 && szip_le32(p) == SZIP2_MAGIC) {
+	if (format == 2) {
 		if (len < SZIP2_HEADER_SIZE || file_size < SZIP2_HEADER_SIZE)
 			return SZIP_ERR_V2_SHORT;
-		return parse_v2(info, p, file_size);
+		return parse_v2(info, buf, file_size);
 	}
 	if (len < SZIP_HEADER_SIZE || file_size < SZIP_HEADER_SIZE)
 		return SZIP_ERR_SHORT;
-	if (szip_le32(p) != SZIP_MAGIC)
+	if (format != 1)
 		return SZIP_ERR_MAGIC;
-	return parse_v1(info, p, file_size);
+	return parse_v1(info, buf, file_size);
 }
 
 /**

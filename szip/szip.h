@@ -155,6 +155,7 @@ struct szip_decoder;
 
 const char *szip_strerror(int ret);
 
+int szip_format_of(const void *buf, size_t len);
 int szip_parse_header(struct szip_info *info, const void *buf, size_t len,
 		      u64 file_size);
 int szip_check_support(const struct szip_info *info);

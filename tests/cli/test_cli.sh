@@ -586,6 +586,12 @@ run "$szip" -dc "$w/f.sz.sz"
 [[ $(sha "$T/out") == $(sha "$T/f0.sz") ]] || why+=("f.sz.sz does not decode to f.sz")
 verdict "compressing an szip file with -f: accepted"
 
+fresh; "$szip" -c --format=2 "$T/f0" >"$w/f2.sz"
+before=$(ls -A "$w")
+run "$szip" -k "$w/f2.sz"
+expect_rc 1; expect_err "already"; expect_same_dir "$w" "$before"
+verdict "compressing a format 2 szip file (SeZ2): exit 1"
+
 fresh; : >"$w/e"
 run "$szip" "$w/e"
 expect_rc 1; expect_err "empty"; expect_file "$w/e"; expect_none "$w/e.sz"

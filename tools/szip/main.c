@@ -600,7 +600,7 @@ static int compress_one(const char *in, const char *explicit_out)
 
 	if (start_job(&j, in, explicit_out))
 		return -1;
-	if (j.len >= 4 && !memcmp(j.buf, "SeZz", 4) && !opt.force) {
+	if (szip_format_of(j.buf, j.len) && !opt.force) {
 		fail(in, "already an szip file; use -f to compress it again");
 		goto out;
 	}

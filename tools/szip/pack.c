@@ -20,6 +20,7 @@
  * "auto" filter and dictionary choices are made on a sample of chunks
  * spread over the input, so that they cost a fraction of a full pass.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -657,31 +658,37 @@ static void put_header(const struct encoder *e, size_t len,
 		       const struct pack_opts *o, struct pack_result *res)
 {
 	u32 n = nr_chunks_of(len, o->chunk_size);
-	u8 *h = res->data;
 
 	if (e->format < 2) {
-		put_le(h, SZIP_MAGIC, 4);
-		put_le(h + 4, res->len, 4);
-		put_le(h + 8, o->chunk_size, 2);
-		put_le(h + 10, e->dict_size, 2);
-		put_le(h + 12, n, 4);
-		put_le(h + 16, chunk_len(len, o->chunk_size, n - 1), 2);
-		h[18] = (u8)SZIP_WBITS_DEFAULT;
-		h[19] = (u8)e->filter;
-		memcpy(h + SZIP_HEADER_SIZE, e->dict, e->dict_size);
-		return;
+		struct szip_header h = {
+			.magic = htole32(SZIP_MAGIC),
+			.total_size = htole32(res->len),
+			.chunk_size = htole16(o->chunk_size),
+			.dict_size = htole16(e->dict_size),
+			.nr_chunks = htole32(n),
+			.last_chunk_size = htole16(chunk_len(len, o->chunk_size, n - 1)),
+			.window_bits = SZIP_WBITS_DEFAULT,
+			.filter = e->filter,
+		};
+
+		memcpy(res->data, &h, sizeof(h));
+		memcpy(res->data + sizeof(h), e->dict, e->dict_size);
+	} else {
+		struct szip2_header h = {
+			.magic = htole32(SZIP2_MAGIC),
+			.codec = e->codec,
+			.chunk_shift = __builtin_ctz(o->chunk_size),
+			.filter = e->filter,
+			.checksum = o->checksum,
+			.size = htole64(len),
+			.total_size = htole64(res->len),
+			.dict_size = htole32(e->dict_size),
+			.nr_chunks = htole32(n),
+		};
+
+		memcpy(res->data, &h, sizeof(h));
+		memcpy(res->data + sizeof(h), e->dict, e->dict_size);
 	}
-	memset(h, 0, SZIP2_HEADER_SIZE);
-	put_le(h, SZIP2_MAGIC, 4);
-	h[4] = (u8)e->codec;
-	h[5] = (u8)__builtin_ctz(o->chunk_size);
-	h[6] = (u8)e->filter;
-	h[7] = (u8)o->checksum;
-	put_le(h + 8, len, 8);
-	put_le(h + 16, res->len, 8);
-	put_le(h + 24, e->dict_size, 4);
-	put_le(h + 28, n, 4);
-	memcpy(h + SZIP2_HEADER_SIZE, e->dict, e->dict_size);
 }
 
 /**
