@@ -6,6 +6,15 @@
 # happens in the VM).  Everything goes to temporary trees: DESTDIR for make
 # install, private --sourcetree/--dkmstree for dkms.
 #
+# A second DKMS check sees the system as a DKMS user's is, with the
+# kernel's image and headers installed by apt: in a private mount namespace
+# (root; unshare and overlayfs), /usr shows the kernel's packages as
+# unpacked in the harness's cache over the host's own /usr, with a writable
+# layer on top.  There dkms builds against /lib/modules/<version>/build,
+# names the module as the kernel's own modules are (ext4dec.ko.xz on 6.12),
+# signs and installs it, and depmod finds it; nothing outside the namespace
+# changes (dkms's signing key goes to a private /var/lib/dkms).
+#
 # Usage: tests/packaging/test-packaging.sh [SERIES...]   (default: 6.1 6.12)
 # Prints TAP and "# packaging: P passed, F failed, S skipped".
 
@@ -20,6 +29,59 @@ trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
+
+# installed_kernel_possible ROOT KVER: can this host show ROOT's kernel as
+# installed?  Prints why not.
+installed_kernel_possible() {
+	[[ $(id -u) -eq 0 ]] || { echo "needs root (a mount namespace)"; return 1; }
+	command -v unshare >/dev/null || { echo "no unshare (util-linux)"; return 1; }
+	grep -qw overlay /proc/filesystems || { echo "no overlayfs in this kernel"; return 1; }
+	[[ -s $1/lib/modules/$2/modules.dep ]] || { echo "no modules.dep in $1"; return 1; }
+	[[ ! -e /lib/modules/$2 ]] || { echo "/lib/modules/$2 exists on this host"; return 1; }
+}
+
+# installed_suffix ROOT KVER: the module's name DKMS must give, from the
+# compression of the kernel's own modules in modules.dep
+installed_suffix() {
+	case $(head -n 1 "$1/lib/modules/$2/modules.dep") in
+	*.ko.xz:*) echo ext4dec.ko.xz ;;
+	*.ko.zst:*) echo ext4dec.ko.zst ;;
+	*.ko.gz:*) echo ext4dec.ko.gz ;;
+	*) echo ext4dec.ko ;;
+	esac
+}
+
+# with_installed_kernel ROOT KVER WORK SRC VERSION NAME, in a private mount
+# namespace: /usr becomes the host's /usr under ROOT/usr (the headers and
+# kbuild) under a writable WORK/upper holding a copy of ROOT/lib/modules;
+# then dkms add, build, install; the module must be where depmod finds it,
+# named NAME, and go away with dkms remove.
+with_installed_kernel() {
+	local root=$1 kver=$2 work=$3 src=$4 version=$5 name=$6 found
+	set -e
+	mkdir -p "$work/upper/lib/modules" "$work/ovl" "$work/tree"
+	cp -a "$root/lib/modules/$kver" "$work/upper/lib/modules/"
+	ln -sfn "/usr/src/linux-headers-$kver" "$work/upper/lib/modules/$kver/build"
+	mount --make-rprivate /
+	mount -t overlay overlay -o "lowerdir=$root/usr:/usr,upperdir=$work/upper,workdir=$work/ovl" /usr
+	# dkms keeps its signing key (made on first use) in /var/lib/dkms
+	mkdir -p "$work/var-dkms"
+	mount --bind "$work/var-dkms" /var/lib/dkms
+	[[ -f /lib/modules/$kver/build/Makefile ]]
+	dkms add -m ext4dec -v "$version" --sourcetree "$src/usr/src" --dkmstree "$work/tree" >/dev/null
+	dkms install -m ext4dec -v "$version" -k "$kver" --sourcetree "$src/usr/src" \
+		--dkmstree "$work/tree" >"$work/install.log" 2>&1 ||
+		{ tail -n 20 "$work/install.log"; return 1; }
+	found=$(modinfo -k "$kver" -n ext4dec)
+	[[ $(basename "$found") == "$name" ]] ||
+		{ echo "depmod finds $found, not $name"; return 1; }
+	[[ $(modinfo -k "$kver" -F version ext4dec) == "$version" ]]
+	dkms remove -m ext4dec -v "$version" -k "$kver" --dkmstree "$work/tree" >/dev/null
+	if found=$(modinfo -k "$kver" -n ext4dec 2>/dev/null); then
+		echo "after dkms remove, depmod still finds $found"
+		return 1
+	fi
+}
 
 echo "TAP version 13"
 # shellcheck disable=SC2016 # expanded by the inner bash
@@ -76,6 +138,17 @@ for s in "${series[@]}"; do
 			--sourcetree '$src/usr/src' --dkmstree '$tree' &&
 		ko=\$(ls '$tree/ext4dec/$version/$kver/x86_64/module/'ext4dec.ko* | head -n 1) &&
 		[[ \$(modinfo -F vermagic \"\$ko\") == '$kver '* ]]"
+
+	# the kernel's packages, unpacked: <root>/usr and <root>/lib/modules
+	kroot=${kdir%/usr/src/*}
+	if ! why=$(installed_kernel_possible "$kroot" "$kver"); then
+		skip "$s: dkms install with the kernel installed" "$why"
+		continue
+	fi
+	name=$(installed_suffix "$kroot" "$kver")
+	check "$s: dkms install with the kernel installed: $name, found by depmod" \
+		unshare -m bash -c "$(declare -f with_installed_kernel)
+			with_installed_kernel '$kroot' '$kver' '$tmp/installed-$kver' '$src' '$version' '$name'"
 done
 
 tap_plan
