@@ -835,6 +835,28 @@ static int setup(void)
 		tap_result(failures == before && (cond), "%s", name);	\
 	} while (0)
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void sweep_activate_by_open(const struct tfile *f, unsigned int *points)
+{
+	sweep_activate_hook(f, false, points);
+}
+
+static void sweep_activate_by_stat(const struct tfile *f, unsigned int *points)
+{
+	sweep_activate_hook(f, true, points);
+}
+
+/* the activation sweeps: the two hooks that activate, then chattr +c */
+static const struct {
+	const char *how;
+	void (*sweep)(const struct tfile *f, unsigned int *points);
+} activations[] = {
+	{ "open", sweep_activate_by_open },
+	{ "stat", sweep_activate_by_stat },
+	{ "chattr", sweep_activate_chattr },
+};
+
 static int run_tests(int rounds, const char *disk)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
@@ -862,27 +884,14 @@ static int run_tests(int rounds, const char *disk)
 		char name[64];
 
 		/* a sweep that injected nothing tested nothing */
-		if (wanted("open")) {
-			snprintf(name, sizeof(name), "faults_activate_by_open_%s", f->name);
+		for (size_t a = 0; a < ARRAY_SIZE(activations); a++) {
+			if (!wanted(activations[a].how))
+				continue;
+			snprintf(name, sizeof(name), "faults_activate_by_%s_%s",
+				 activations[a].how, f->name);
 			inj0 = injected;
 			TEST(name, nth_fd >= 0 && injected > inj0,
-			     sweep_activate_hook(f, false, &pts[0]));
-			diag("%s: %u fault points, %ld faults injected", name, pts[0],
-			     injected - inj0);
-		}
-		if (wanted("stat")) {
-			snprintf(name, sizeof(name), "faults_activate_by_stat_%s", f->name);
-			inj0 = injected;
-			TEST(name, nth_fd >= 0 && injected > inj0,
-			     sweep_activate_hook(f, true, &pts[0]));
-			diag("%s: %u fault points, %ld faults injected", name, pts[0],
-			     injected - inj0);
-		}
-		if (wanted("chattr")) {
-			snprintf(name, sizeof(name), "faults_activate_by_chattr_%s", f->name);
-			inj0 = injected;
-			TEST(name, nth_fd >= 0 && injected > inj0,
-			     sweep_activate_chattr(f, &pts[0]));
+			     activations[a].sweep(f, &pts[0]));
 			diag("%s: %u fault points, %ld faults injected", name, pts[0],
 			     injected - inj0);
 		}
