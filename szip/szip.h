@@ -29,7 +29,7 @@ typedef __s8 s8;
  * enum szip_ret - result of a library call
  * @SZIP_OK: success
  * @SZIP_ERR_SHORT: fewer bytes than the 20-byte header
- * @SZIP_ERR_MAGIC: no "SeZz" magic
+ * @SZIP_ERR_MAGIC: neither the v1 ("SeZz") nor the v2 ("SeZ2") magic
  * @SZIP_ERR_CHUNK_SIZE: chunk size 0, not a multiple of 4096 or above 32768
  * @SZIP_ERR_NR_CHUNKS: zero chunks
  * @SZIP_ERR_LAST_CHUNK: last chunk size 0 or above the chunk size

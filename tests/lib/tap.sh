@@ -101,15 +101,14 @@ tap_verdict() {
 }
 
 tap_result() {
-	_tr_name=$1
+	_tr_name=$1 _tr_sep=$tap_sep tap_sep=
 	shift
-	tap_n=$((tap_n + 1))
 	if "$@"; then
-		echo "ok $tap_n $_tr_name"
+		ok "$_tr_name"
 	else
-		echo "not ok $tap_n $_tr_name"
-		tap_rc=1
+		not_ok "$_tr_name"
 	fi
+	tap_sep=$_tr_sep
 }
 
 tap_plan() {
@@ -121,8 +120,9 @@ not_ok() { tap_n=$((tap_n + 1)) tap_fail=$((tap_fail + 1)) tap_rc=1; echo "not o
 skip() { tap_n=$((tap_n + 1)) tap_skip=$((tap_skip + 1)); echo "ok $tap_n $tap_sep$1 # SKIP $2"; }
 
 check() {
-	_tc_desc=$1 _tc_out=${TMPDIR:-/tmp}/tap-check.$$
+	_tc_desc=$1
 	shift
+	_tc_out=$(mktemp) || { not_ok "$_tc_desc"; echo "# mktemp failed"; return; }
 	if "$@" >"$_tc_out" 2>&1; then
 		ok "$_tc_desc"
 	else

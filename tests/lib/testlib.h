@@ -230,15 +230,22 @@ static inline char *path_in(const char *parent, const char *name)
 static inline int write_file(const char *name, const void *p, size_t n,
 			     bool sync)
 {
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644), err = 0;
 	ssize_t w;
 
 	if (fd < 0)
 		return -1;
 	w = write(fd, p, n);
-	if ((sync && fsync(fd)) || close(fd) || w != (ssize_t)n)
-		return -1;
-	return 0;
+	if (w < 0)
+		err = errno;
+	else if (w != (ssize_t)n)
+		err = EIO;	/* short write */
+	if (sync && fsync(fd) && !err)
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	errno = err;
+	return err ? -1 : 0;
 }
 
 /* Get @name's inode flags (FS_IOC_GETFLAGS).  Return: 0 or an errno. */

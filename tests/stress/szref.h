@@ -17,6 +17,7 @@
 #ifndef _SZREF_H
 #define _SZREF_H
 
+#include <endian.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,14 +150,12 @@ static inline int ref_compute(struct szip_decoder *dec, const u8 *file,
  */
 static inline int ref_optional(const u8 *file, size_t len)
 {
-	u32 magic, dict_size;
+	struct szip2_header h;
 
-	if (len < SZIP2_HEADER_SIZE)
+	if (len < sizeof(h) || szip_format_of(file, len) != 2)
 		return 0;
-	magic = file[0] | file[1] << 8 | file[2] << 16 | (u32)file[3] << 24;
-	dict_size = file[24] | file[25] << 8 | file[26] << 16 |
-		    (u32)file[27] << 24;
-	return magic == SZIP2_MAGIC && file[4] == SZIP_CODEC_ZSTD && dict_size;
+	memcpy(&h, file, sizeof(h));
+	return h.codec == SZIP_CODEC_ZSTD && le32toh(h.dict_size);
 }
 
 #endif /* _SZREF_H */

@@ -604,6 +604,10 @@ static void test_api_edges(void)
 	       SZIP_ERR_SHORT, "header buffer of 19 bytes -> short");
 	result(szip_parse_header(&info, hdr, sizeof(hdr), 10) == SZIP_ERR_SHORT,
 	       "file of 10 bytes -> short");
+	result(szip_format_of("SeZz", 4) == 1 && szip_format_of("SeZ2", 4) == 2 &&
+	       !szip_format_of("SeZ", 3) && !szip_format_of("SeZ3", 4) &&
+	       !szip_format_of("\x7f" "ELF", 4),
+	       "szip_format_of(): v1, v2, 3 bytes, neither");
 }
 
 /* ----------------------------------------------------------- format 2 */
