@@ -342,6 +342,7 @@ bool ext4dec_ioctl_busy_locked(struct inode *inode)
 {
 	struct busy_ioctl *b;
 
+	lockdep_assert_held(&ext4dec_lock);
 	list_for_each_entry(b, &busy_ioctls, list)
 		if (b->inode == inode)
 			return true;

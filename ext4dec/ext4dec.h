@@ -18,6 +18,7 @@
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/types.h>
@@ -61,6 +62,31 @@ struct ext4dec_extent {
 	u64 pblk;
 	u64 len;
 };
+
+/*
+ * Locking.  The locks that order activation, outermost first:
+ *
+ *   the inode lock (i_rwsem)	activation and deactivation of the inode
+ *				(the caller of ext4dec_activate() and
+ *				ext4dec_deactivate() holds it), and the
+ *				ioctl check against them (ext4.c)
+ *   the mapping's invalidate lock	installing and removing ext4dec's
+ *				operations and page cache, against reads
+ *				and faults
+ *   ext4dec_lock (spinlock)	the list of active inodes, shutting_down,
+ *				the ioctls in progress (ext4.c), and
+ *				@inode->i_private's changes
+ *
+ * Leaf locks, under which nothing else is taken: cache_lock (cache.c,
+ * then an inode's @cache xa_lock), jobs_lock (pool.c; irq-safe: bios
+ * complete in interrupts), ws_lock (pool.c) and raw_spare_lock (read.c).
+ *
+ * In struct ext4dec_inode: @inode, @sf, @meta, @extents, @nr_extents,
+ * @raw_size, @orig_aops and @orig_fop are set before the structure is
+ * published and never change; @list is under ext4dec_lock; @cache changes
+ * under cache_lock; @ref, @opens, @flags (bit operations), @ahead_score
+ * and @ahead_probe are atomic.
+ */
 
 /**
  * struct ext4dec_inode - per-inode state of an active inode

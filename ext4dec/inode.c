@@ -330,6 +330,7 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	unsigned int nofs;
 	int err;
 
+	lockdep_assert_held_write(&inode->i_rwsem);
 	if (ext4dec_is_active(inode))
 		return 0;
 	err = ext4dec_ext4_check(inode, dentry);
@@ -400,6 +401,7 @@ int ext4dec_deactivate(struct inode *inode, unsigned int own_opens)
 	struct address_space *mapping = inode->i_mapping;
 	struct ext4dec_inode *ei;
 
+	lockdep_assert_held_write(&inode->i_rwsem);
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
 	ei = inode->i_private;
