@@ -24,9 +24,9 @@
  *
  * The work runs in JOBS children (default 1), each taking every JOBS-th
  * file; if none makes progress for STALL seconds (default 300; 0: no
- * watchdog) the parent dumps the blocked tasks (sysrq w) and fails.  -m checks only the first
- * MUTATIONS of the randomly mutated files (a shorter run); PREADS random
- * reads per file (default 24).  Prints TAP: one test per class of files,
+ * watchdog) the parent dumps the blocked tasks (sysrq w) and fails.  -m
+ * checks only the first MUTATIONS of the randomly mutated files (a shorter
+ * run); PREADS random reads per file (default 24).  Prints TAP: one test per class of files,
  * and the counts.
  */
 #define _GNU_SOURCE

@@ -682,31 +682,20 @@ static int worker(int i, void *arg)
 		snprintf(role, sizeof(role), "mapper %d", i);
 		mapper(i);
 	} else {
-		static const char *const roles[] = {
-			"executor", "chattr", "churn", "dropper", "reclaimer", "rmmod",
+		static const struct {
+			const char *role;
+			void (*run)(void);
+		} others[] = {
+			{ "executor", executor }, { "chattr", chattr_cycler },
+			{ "churn", churner }, { "dropper", dropper },
+			{ "reclaimer", reclaimer }, { "rmmod", rmmod_looper },
 		};
+		int k = i - NR_READERS - NR_MAPPERS;
 
-		snprintf(role, sizeof(role), "%s", roles[i - NR_READERS - NR_MAPPERS]);
-		switch (i - NR_READERS - NR_MAPPERS) {
-		case 0:
-			executor();
-			break;
-		case 1:
-			chattr_cycler();
-			break;
-		case 2:
-			churner();
-			break;
-		case 3:
-			dropper();
-			break;
-		case 4:
-			if (cg)
-				reclaimer();
-			break;
-		default:
-			rmmod_looper();
-		}
+		snprintf(role, sizeof(role), "%s", others[k].role);
+		/* memory.reclaim needs the memory cgroup */
+		if (others[k].run != reclaimer || cg)
+			others[k].run();
 	}
 	return 0;
 }
