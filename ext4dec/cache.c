@@ -25,10 +25,10 @@
  * first; a shrinker gives it back under memory pressure; an inode's bytes
  * go when its state is released (deactivation, eviction, unload).
  *
- * Locking: cache_lock protects the LRU list, the byte count and every
+ * Locking: ext4dec_cache_lock protects the LRU list, the byte count and every
  * inode's @cache xarray contents; it nests outside the xarray's own lock.
  * Entries are referenced from the xarray and the list, both under
- * cache_lock, and belong to whoever takes them out.  An entry's inode
+ * ext4dec_cache_lock, and belong to whoever takes them out.  An entry's inode
  * state outlives it: the state's release empties the inode's xarray with
  * ext4dec_cache_drop() before the state is freed, after an RCU grace
  * period, which also waits for any shrinker or eviction that found the
@@ -48,7 +48,7 @@
 
 /**
  * struct ext4dec_cached - the compressed bytes of one chunk
- * @lru: entry in cache_lru, oldest first
+ * @lru: entry in ext4dec_cache_lru, oldest first
  * @ei: the inode's state
  * @chunk: the chunk
  * @size: the entry's allocated size, counted against cache_kb
@@ -68,22 +68,22 @@ struct ext4dec_cached {
 #define AHEAD_MAX	64
 #define AHEAD_PROBE	16
 
-static DEFINE_SPINLOCK(cache_lock);
-static LIST_HEAD(cache_lru);
-static unsigned long cache_entries;
-static struct shrinker *cache_shrinker;
+static DEFINE_SPINLOCK(ext4dec_cache_lock);
+static LIST_HEAD(ext4dec_cache_lru);
+static unsigned long ext4dec_cache_entries;
+static struct shrinker *ext4dec_cache_shrinker;
 
-/* Unlink @e from the cache (cache_lock held); the caller frees it. */
-static void unlink_entry(struct ext4dec_cached *e)
+/* Unlink @e from the cache (ext4dec_cache_lock held); the caller frees it. */
+static void ext4dec_cache_unlink(struct ext4dec_cached *e)
 {
-	lockdep_assert_held(&cache_lock);
+	lockdep_assert_held(&ext4dec_cache_lock);
 	xa_erase(&e->ei->cache, e->chunk);
 	list_del(&e->lru);
-	WRITE_ONCE(cache_entries, cache_entries - 1);
+	WRITE_ONCE(ext4dec_cache_entries, ext4dec_cache_entries - 1);
 	atomic64_sub(e->size, &ext4dec_stats.cached_bytes);
 }
 
-static void free_list(struct list_head *list)
+static void ext4dec_cache_free_list(struct list_head *list)
 {
 	struct ext4dec_cached *e, *next;
 
@@ -102,7 +102,7 @@ void ext4dec_cache_init_inode(struct ext4dec_inode *ei)
 }
 
 /* A miss of one chunk found its bytes kept, or not. */
-static void score(struct ext4dec_inode *ei, bool hit)
+static void ext4dec_cache_score(struct ext4dec_inode *ei, bool hit)
 {
 	int s = atomic_read(&ei->ahead_score);
 
@@ -171,26 +171,26 @@ void ext4dec_cache_add(struct ext4dec_inode *ei, u32 chunk, const u8 *bytes)
 	e->size = size;
 	memcpy(e->data, bytes, len);
 
-	spin_lock(&cache_lock);
+	spin_lock(&ext4dec_cache_lock);
 	if (xa_insert(&ei->cache, chunk, e, GFP_NOWAIT | __GFP_NOWARN)) {
 		/* kept meanwhile, or no memory for the index */
-		spin_unlock(&cache_lock);
+		spin_unlock(&ext4dec_cache_lock);
 		kfree(e);
 		return;
 	}
-	list_add_tail(&e->lru, &cache_lru);
-	WRITE_ONCE(cache_entries, cache_entries + 1);
+	list_add_tail(&e->lru, &ext4dec_cache_lru);
+	WRITE_ONCE(ext4dec_cache_entries, ext4dec_cache_entries + 1);
 	atomic64_add(size, &ext4dec_stats.cached_bytes);
 	while (atomic64_read(&ext4dec_stats.cached_bytes) > budget) {
-		struct ext4dec_cached *old = list_first_entry(&cache_lru,
+		struct ext4dec_cached *old = list_first_entry(&ext4dec_cache_lru,
 							      struct ext4dec_cached,
 							      lru);
 
-		unlink_entry(old);
+		ext4dec_cache_unlink(old);
 		list_add(&old->lru, &dropped);
 	}
-	spin_unlock(&cache_lock);
-	free_list(&dropped);
+	spin_unlock(&ext4dec_cache_lock);
+	ext4dec_cache_free_list(&dropped);
 }
 
 /**
@@ -210,13 +210,13 @@ struct ext4dec_cached *ext4dec_cache_take(struct ext4dec_inode *ei, u32 chunk)
 	struct ext4dec_cached *e = NULL;
 
 	if (!xa_empty(&ei->cache)) {
-		spin_lock(&cache_lock);
+		spin_lock(&ext4dec_cache_lock);
 		e = xa_load(&ei->cache, chunk);
 		if (e)
-			unlink_entry(e);
-		spin_unlock(&cache_lock);
+			ext4dec_cache_unlink(e);
+		spin_unlock(&ext4dec_cache_lock);
 	}
-	score(ei, !!e);
+	ext4dec_cache_score(ei, !!e);
 	if (e)
 		atomic64_inc(&ext4dec_stats.cache_hits);
 	return e;
@@ -261,37 +261,37 @@ void ext4dec_cache_drop(struct ext4dec_inode *ei, u32 first, u32 last)
 
 	if (xa_empty(&ei->cache))
 		return;
-	spin_lock(&cache_lock);
+	spin_lock(&ext4dec_cache_lock);
 	xa_for_each_range(&ei->cache, index, e, first, last) {
-		unlink_entry(e);
+		ext4dec_cache_unlink(e);
 		list_add(&e->lru, &dropped);
 	}
-	spin_unlock(&cache_lock);
-	free_list(&dropped);
+	spin_unlock(&ext4dec_cache_lock);
+	ext4dec_cache_free_list(&dropped);
 }
 
-static unsigned long cache_count(struct shrinker *s, struct shrink_control *sc)
+static unsigned long ext4dec_cache_count(struct shrinker *s, struct shrink_control *sc)
 {
-	return READ_ONCE(cache_entries) ?: SHRINK_EMPTY;
+	return READ_ONCE(ext4dec_cache_entries) ?: SHRINK_EMPTY;
 }
 
-static unsigned long cache_scan(struct shrinker *s, struct shrink_control *sc)
+static unsigned long ext4dec_cache_scan(struct shrinker *s, struct shrink_control *sc)
 {
 	unsigned long freed = 0;
 	LIST_HEAD(dropped);
 
-	spin_lock(&cache_lock);
-	while (freed < sc->nr_to_scan && !list_empty(&cache_lru)) {
-		struct ext4dec_cached *e = list_first_entry(&cache_lru,
+	spin_lock(&ext4dec_cache_lock);
+	while (freed < sc->nr_to_scan && !list_empty(&ext4dec_cache_lru)) {
+		struct ext4dec_cached *e = list_first_entry(&ext4dec_cache_lru,
 							    struct ext4dec_cached,
 							    lru);
 
-		unlink_entry(e);
+		ext4dec_cache_unlink(e);
 		list_add(&e->lru, &dropped);
 		freed++;
 	}
-	spin_unlock(&cache_lock);
-	free_list(&dropped);
+	spin_unlock(&ext4dec_cache_lock);
+	ext4dec_cache_free_list(&dropped);
 	return freed ?: SHRINK_STOP;
 }
 
@@ -302,9 +302,9 @@ static unsigned long cache_scan(struct shrinker *s, struct shrink_control *sc)
  */
 int ext4dec_cache_init(void)
 {
-	cache_shrinker = ext4dec_shrinker_create(cache_count, cache_scan,
-						 "ext4dec-cache");
-	return cache_shrinker ? 0 : -ENOMEM;
+	ext4dec_cache_shrinker = ext4dec_shrinker_create(ext4dec_cache_count, ext4dec_cache_scan,
+							 "ext4dec-cache");
+	return ext4dec_cache_shrinker ? 0 : -ENOMEM;
 }
 
 /**
@@ -315,6 +315,6 @@ int ext4dec_cache_init(void)
  */
 void ext4dec_cache_exit(void)
 {
-	WARN_ON_ONCE(!list_empty(&cache_lru));
-	ext4dec_shrinker_free(cache_shrinker);
+	WARN_ON_ONCE(!list_empty(&ext4dec_cache_lru));
+	ext4dec_shrinker_free(ext4dec_cache_shrinker);
 }

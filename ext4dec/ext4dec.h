@@ -9,18 +9,37 @@
  * file_operations become ext4dec's, which inflate chunks into the inode's
  * own page cache.  The raw, compressed bytes are read from disk with bios,
  * through a block map taken at activation.
+ *
+ * Calls go one way, from the top down; no file calls a file above it:
+ *
+ *   main.c        load and unload, parameters, messages
+ *   hooks.c       the wrappers of ext4's functions (through ftrace.c)
+ *   file.c        file operations, mmap.c page faults
+ *   activate.c    activation, deactivation, the state's lifetime
+ *   load.c        checking and loading an inode's state at activation
+ *   aops.c        address space operations: read_folio; readahead.c
+ *   inflate.c     inflating a chunk into page-cache folios
+ *   raw.c         raw block I/O; cache.c kept compressed bytes
+ *   workers.c     inflate workers; workspace.c inflate workspaces
+ *   ext4.c        ext4's tables, flags and block map (the only calls
+ *                 into ext4); ftrace.c the redirection; sysfs.c counters
+ *
+ * and into szip/, the decoder library.  docs/design-notes.md has the
+ * whole picture.
  */
 #ifndef _EXT4DEC_H
 #define _EXT4DEC_H
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/blk_types.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 
@@ -47,8 +66,8 @@
 /* Largest dictionary + offset table kept in memory (4M chunks) */
 #define EXT4DEC_MAX_META	(16U << 20)
 
-/* ext4dec_deactivate(): even while open or mapped */
-#define EXT4DEC_FORCE		UINT_MAX
+/* Compressed bytes one readahead request reads at once, at most */
+#define EXT4DEC_RA_BYTES	SZ_2M
 
 /**
  * struct ext4dec_extent - one run of the compressed file's block map
@@ -69,23 +88,30 @@ struct ext4dec_extent {
  *   the inode lock (i_rwsem)	activation and deactivation of the inode
  *				(the caller of ext4dec_activate() and
  *				ext4dec_deactivate() holds it), and the
- *				ioctl check against them (ext4.c)
+ *				data ioctls' check against them
+ *				(ext4dec_ioctl())
  *   the mapping's invalidate lock	installing and removing ext4dec's
  *				operations and page cache, against reads
  *				and faults
- *   ext4dec_lock (spinlock)	the list of active inodes, shutting_down,
- *				the ioctls in progress (ext4.c), and
- *				@inode->i_private's changes
+ *   ext4dec_lock (spinlock)	in activate.c: the list of active inodes,
+ *				shutting down, the data ioctls in progress,
+ *				and every change of @inode->i_private
+ *				(ext4dec_set_state()); opens count
+ *				themselves under it (ext4dec_open_get())
  *
- * Leaf locks, under which nothing else is taken: cache_lock (cache.c,
- * then an inode's @cache xa_lock), jobs_lock (pool.c; irq-safe: bios
- * complete in interrupts), ws_lock (pool.c) and raw_spare_lock (read.c).
+ * Leaf locks, under which nothing else is taken: ext4dec_cache_lock
+ * (cache.c, then an inode's @cache xa_lock), ext4dec_jobs_lock (workers.c;
+ * irq-safe: bios complete in interrupts), ext4dec_ws_lock (workspace.c)
+ * and ext4dec_raw_spare_lock (raw.c).
+ *
+ * @inode->i_private is read only through ext4dec_state() (acquire) and
+ * written only through ext4dec_set_state() (release), both in activate.c.
  *
  * In struct ext4dec_inode: @inode, @sf, @meta, @extents, @nr_extents,
  * @raw_size, @orig_aops and @orig_fop are set before the structure is
  * published and never change; @list is under ext4dec_lock; @cache changes
- * under cache_lock; @ref, @opens, @flags (bit operations), @ahead_score
- * and @ahead_probe are atomic.
+ * under ext4dec_cache_lock; @ref, @opens, @flags (bit operations),
+ * @ahead_score and @ahead_probe are atomic.
  */
 
 /**
@@ -112,8 +138,8 @@ struct ext4dec_extent {
  * @ahead_score: whether reading ahead for @cache pays (cache.c)
  * @ahead_probe: misses counted while it does not (cache.c)
  *
- * Published in @inode->i_private (which ext4 does not use) with
- * ext4dec_lock held; found by the read path with ext4dec_get().
+ * Published in @inode->i_private (which ext4 does not use) by
+ * ext4dec_set_state(); found by the read path with ext4dec_get().
  */
 struct ext4dec_inode {
 	struct list_head list;
@@ -197,53 +223,117 @@ __printf(4, 5) void ext4dec_msg(struct ratelimit_state *rs,
 #define ext4dec_err(inode, fmt, ...) \
 	ext4dec_msg_ratelimited(inode, true, fmt, ##__VA_ARGS__)
 
-/* hook.c */
+/* ftrace.c */
 struct ext4dec_hook {
 	const char *name;
 	void *wrapper;
-	void *orig;
 	unsigned long address;
 	struct ftrace_ops ops;
 };
 
-unsigned long ext4dec_lookup_name(const char *name);
 int ext4dec_hooks_install(struct ext4dec_hook *hooks, size_t count);
 void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count);
 void ext4dec_hook_enter(void);
 void ext4dec_hook_exit(void);
 
 /* ext4.c */
+enum ext4dec_target {
+	EXT4DEC_FILE_OPEN,
+	EXT4DEC_FILE_GETATTR,
+	EXT4DEC_FILEATTR_SET,
+	EXT4DEC_IOCTL,
+	EXT4DEC_EVICT_INODE,
+	EXT4DEC_NR_TARGETS
+};
+
 struct iomap;
 int ext4dec_ext4_init(void);
 void ext4dec_ext4_exit(void);
-int ext4dec_ext4_check(struct inode *inode, struct dentry *dentry);
-int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
-		     struct iomap *map);
+unsigned long ext4dec_ext4_target(enum ext4dec_target t, const char **name);
 int ext4dec_ext4_open(struct inode *inode, struct file *file);
+int ext4dec_ext4_getattr(struct mnt_idmap *idmap, const struct path *path,
+			 struct kstat *stat, u32 request_mask,
+			 unsigned int query_flags);
+int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
+			      struct fileattr *fa);
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg);
-bool ext4dec_ioctl_busy_locked(struct inode *inode);
+void ext4dec_ext4_evict_inode(struct inode *inode);
+int ext4dec_ext4_flags(struct inode *inode, struct dentry *dentry, u32 *flags);
+bool ext4dec_ext4_journalled(const struct inode *inode);
+int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
+		     struct iomap *map);
 
-/* inode.c */
+/* hooks.c */
+int ext4dec_hooks_init(void);
+void ext4dec_hooks_exit(void);
+
+/* activate.c */
 extern spinlock_t ext4dec_lock;
+struct ext4dec_inode *ext4dec_state(const struct inode *inode);
 int ext4dec_activate(struct inode *inode, struct dentry *dentry);
 int ext4dec_deactivate(struct inode *inode, unsigned int own_opens);
+void ext4dec_deactivate_force(struct inode *inode);
 void ext4dec_evict(struct inode *inode);
 void ext4dec_deactivate_all(void);
 struct ext4dec_inode *ext4dec_get(struct inode *inode);
 void ext4dec_put(struct ext4dec_inode *ei);
-bool ext4dec_is_active(const struct inode *inode);
+struct ext4dec_inode *ext4dec_open_get(struct inode *inode);
+void ext4dec_open_put(struct ext4dec_inode *ei);
+long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* load.c */
+int ext4dec_refuse(struct inode *inode, struct dentry *dentry,
+		   enum ext4dec_refusal why, const char *detail);
+int ext4dec_check(struct inode *inode, struct dentry *dentry);
+struct ext4dec_inode *ext4dec_load(struct inode *inode, struct dentry *dentry);
+void ext4dec_unload(struct ext4dec_inode *ei);
 
 /* file.c */
 extern const struct file_operations ext4dec_fops;
+bool ext4dec_file_live(struct file *file);
 
 /* mmap.c */
 int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);
 
-/* read.c */
+/* aops.c */
 extern const struct address_space_operations ext4dec_aops;
+
+/* readahead.c */
+void ext4dec_readahead(struct readahead_control *rac);
 void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around);
-void ext4dec_read_exit(void);
+
+/* workspace.c */
+struct ext4dec_ws {
+	struct list_head list;
+	struct szip_decoder *dec;
+	u8 *out;
+};
+
+int ext4dec_workspaces_init(unsigned int count);
+void ext4dec_workspaces_exit(void);
+int ext4dec_ws_init(struct ext4dec_ws *ws);
+void ext4dec_ws_destroy(struct ext4dec_ws *ws);
+struct ext4dec_ws *ext4dec_ws_get(void);
+void ext4dec_ws_put(struct ext4dec_ws *ws);
+
+/* inflate.c */
+static inline loff_t ext4dec_chunk_pos(const struct ext4dec_inode *ei,
+				       u32 chunk)
+{
+	return (loff_t)chunk * ei->sf.info.chunk_size;
+}
+
+void ext4dec_chunk_error(struct ext4dec_inode *ei, u32 chunk,
+			 const char *what);
+int ext4dec_decode_chunk(struct ext4dec_inode *ei, struct ext4dec_ws *ws,
+			 u32 chunk, const u8 *in, u8 *out);
+void ext4dec_fill_folio(struct ext4dec_inode *ei, struct folio *folio,
+			const u8 *out, u32 chunk);
+unsigned int ext4dec_inflate_in_place(struct ext4dec_inode *ei,
+				      struct ext4dec_ws *ws, u32 chunk,
+				      const u8 *in, struct folio **folio,
+				      struct folio **end);
 
 /* cache.c */
 struct ext4dec_cached;
@@ -258,13 +348,64 @@ u8 *ext4dec_cached_bytes(struct ext4dec_cached *e);
 void ext4dec_cache_free(struct ext4dec_cached *e);
 void ext4dec_cache_drop(struct ext4dec_inode *ei, u32 first, u32 last);
 
-/* pool.c */
-struct ext4dec_ws {
-	struct list_head list;
-	struct szip_decoder *dec;
-	u8 *out;
+/* raw.c */
+/**
+ * struct ext4dec_raw_read - a read of raw blocks in flight
+ * @pending: the bios in flight, plus one for the submitter
+ * @err: an error found before any I/O (a block outside the map)
+ * @status: the error of a bio
+ * @done: runs when @pending drops to zero, possibly in interrupt context
+ */
+struct ext4dec_raw_read {
+	atomic_t pending;
+	int err;
+	blk_status_t status;
+	void (*done)(struct ext4dec_raw_read *rr);
 };
 
+/**
+ * struct ext4dec_raw_buf - a buffer of raw bytes, in whole device sectors
+ * @buf: the buffer (kvmalloc'ed, a spare one, or @kept's)
+ * @pos: position in the raw file of its first byte
+ * @len: its length
+ * @spare: @buf comes from ext4dec_raw_spare_get()
+ * @kept: the bytes of one chunk, kept by cache.c, which are in already
+ *
+ * The device's logical blocks (usually 512 bytes), not the filesystem's,
+ * are the unit: a random read of a small chunk reads little more than the
+ * chunk.
+ */
+struct ext4dec_raw_buf {
+	u8 *buf;
+	loff_t pos;
+	size_t len;
+	bool spare;
+	struct ext4dec_cached *kept;
+};
+
+/* Where raw byte @pos is in @rb */
+static inline const u8 *ext4dec_raw_buf_at(const struct ext4dec_raw_buf *rb,
+					   loff_t pos)
+{
+	return rb->buf + (pos - rb->pos);
+}
+
+void ext4dec_raw_read_put(struct ext4dec_raw_read *rr);
+int ext4dec_raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos,
+			  size_t len, bool spare, struct ext4dec_raw_buf *rb);
+void ext4dec_raw_buf_kept(const struct ext4dec_inode *ei, u32 chunk,
+			  struct ext4dec_cached *kept,
+			  struct ext4dec_raw_buf *rb);
+void ext4dec_raw_buf_free(struct ext4dec_raw_buf *rb);
+void ext4dec_raw_start(struct ext4dec_inode *ei, struct ext4dec_raw_buf *rb,
+		       struct ext4dec_raw_read *rr);
+int ext4dec_raw_finish(struct ext4dec_raw_buf *rb,
+		       struct ext4dec_raw_read *rr);
+int ext4dec_raw_read_sync(struct ext4dec_inode *ei,
+			  struct ext4dec_raw_buf *rb);
+void ext4dec_raw_exit(void);
+
+/* workers.c */
 /**
  * struct ext4dec_job - work for an inflate worker
  * @list: entry in the workers' queue
@@ -275,10 +416,6 @@ struct ext4dec_job {
 	void (*fn)(struct ext4dec_job *job, struct ext4dec_ws *ws);
 };
 
-int ext4dec_pool_init(unsigned int count);
-void ext4dec_pool_exit(void);
-struct ext4dec_ws *ext4dec_ws_get(void);
-void ext4dec_ws_put(struct ext4dec_ws *ws);
 int ext4dec_workers_init(unsigned int count);
 void ext4dec_workers_exit(void);
 unsigned int ext4dec_nr_workers(void);

@@ -19,29 +19,24 @@
 #include <linux/module.h>
 #include <linux/uio.h>
 
-static struct ext4dec_inode *file_ei(struct file *file)
+static struct ext4dec_inode *ext4dec_file_state(struct file *file)
 {
 	return file->private_data;
 }
 
-/* false once the inode was deactivated under this open file */
-static bool live(struct file *file)
+/**
+ * ext4dec_file_live() - whether a file uses ext4dec's operations on an
+ *	inode that is still active
+ * @file: an open file
+ *
+ * Return: false for files with other operations, and for files whose
+ * inode was deactivated while they stayed open (they then fall back to
+ * ext4's operations).
+ */
+bool ext4dec_file_live(struct file *file)
 {
-	return READ_ONCE(file_inode(file)->i_private) == file->private_data;
-}
-
-static struct ext4dec_inode *open_ref(struct inode *inode)
-{
-	struct ext4dec_inode *ei;
-
-	spin_lock(&ext4dec_lock);
-	ei = inode->i_private;
-	if (ei) {
-		kref_get(&ei->ref);
-		atomic_inc(&ei->opens);
-	}
-	spin_unlock(&ext4dec_lock);
-	return ei;
+	return file->f_op == &ext4dec_fops &&
+	       ext4dec_state(file_inode(file)) == file->private_data;
 }
 
 static int ext4dec_open(struct inode *inode, struct file *file)
@@ -50,7 +45,7 @@ static int ext4dec_open(struct inode *inode, struct file *file)
 	struct ext4dec_inode *ei;
 	int err;
 
-	ei = open_ref(inode);
+	ei = ext4dec_open_get(inode);
 	if (!ei) {
 		/* deactivated since the open hook chose these operations */
 		raw = fops_get(inode->i_fop);
@@ -64,8 +59,7 @@ static int ext4dec_open(struct inode *inode, struct file *file)
 	err = ext4dec_ext4_open(inode, file);
 	if (err) {
 		file->private_data = NULL;
-		atomic_dec(&ei->opens);
-		ext4dec_put(ei);
+		ext4dec_open_put(ei);
 		return err;
 	}
 	/* reads may block on I/O and inflation: no IOCB_NOWAIT promises */
@@ -76,14 +70,13 @@ static int ext4dec_open(struct inode *inode, struct file *file)
 
 static int ext4dec_release(struct inode *inode, struct file *file)
 {
-	struct ext4dec_inode *ei = file_ei(file);
+	struct ext4dec_inode *ei = ext4dec_file_state(file);
 
 	/* ext4's release must not take private_data for its own */
 	file->private_data = NULL;
 	if (ei->orig_fop->release)
 		ei->orig_fop->release(inode, file);
-	atomic_dec(&ei->opens);
-	ext4dec_put(ei);
+	ext4dec_open_put(ei);
 	return 0;
 }
 
@@ -93,7 +86,7 @@ static int ext4dec_release(struct inode *inode, struct file *file)
  * is worth its wait and the workers have chunks to share.  The open file's
  * window is set after ->open() (file_ra_state_init()), hence here.
  */
-static void grow_readahead(struct file *file)
+static void ext4dec_grow_readahead(struct file *file)
 {
 	unsigned int pages = READ_ONCE(ext4dec_readahead_kb) >> (PAGE_SHIFT - 10);
 
@@ -105,9 +98,9 @@ static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
 
-	if (!live(file))
-		return file_ei(file)->orig_fop->read_iter(iocb, to);
-	grow_readahead(file);
+	if (!ext4dec_file_live(file))
+		return ext4dec_file_state(file)->orig_fop->read_iter(iocb, to);
+	ext4dec_grow_readahead(file);
 	iocb->ki_flags &= ~IOCB_DIRECT;
 	return filemap_read(iocb, to, 0);
 }
@@ -116,25 +109,25 @@ static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
 			      struct pipe_inode_info *pipe, size_t len,
 			      unsigned int flags)
 {
-	if (!live(in))
-		return file_ei(in)->orig_fop->splice_read(in, ppos, pipe, len,
+	if (!ext4dec_file_live(in))
+		return ext4dec_file_state(in)->orig_fop->splice_read(in, ppos, pipe, len,
 							  flags);
-	grow_readahead(in);
+	ext4dec_grow_readahead(in);
 	return ext4dec_splice_read(in, ppos, pipe, len, flags);
 }
 
 static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	if (!live(file))
-		return file_ei(file)->orig_fop->mmap(file, vma);
-	grow_readahead(file);
+	if (!ext4dec_file_live(file))
+		return ext4dec_file_state(file)->orig_fop->mmap(file, vma);
+	ext4dec_grow_readahead(file);
 	return ext4dec_file_mmap(file, vma);
 }
 
 static loff_t ext4dec_llseek(struct file *file, loff_t offset, int whence)
 {
-	if (!live(file))
-		return file_ei(file)->orig_fop->llseek(file, offset, whence);
+	if (!ext4dec_file_live(file))
+		return ext4dec_file_state(file)->orig_fop->llseek(file, offset, whence);
 	/* SEEK_DATA/SEEK_HOLE: the whole uncompressed size is data */
 	return generic_file_llseek(file, offset, whence);
 }
@@ -142,7 +135,7 @@ static loff_t ext4dec_llseek(struct file *file, loff_t offset, int whence)
 static int ext4dec_fsync(struct file *file, loff_t start, loff_t end,
 			 int datasync)
 {
-	return file_ei(file)->orig_fop->fsync(file, start, end, datasync);
+	return ext4dec_file_state(file)->orig_fop->fsync(file, start, end, datasync);
 }
 
 #ifdef CONFIG_COMPAT
@@ -150,7 +143,7 @@ static long ext4dec_compat_ioctl(struct file *file, unsigned int cmd,
 				 unsigned long arg)
 {
 	/* ext4 translates and calls ext4_ioctl(), whose hook filters */
-	return file_ei(file)->orig_fop->compat_ioctl(file, cmd, arg);
+	return ext4dec_file_state(file)->orig_fop->compat_ioctl(file, cmd, arg);
 }
 #endif
 
@@ -163,7 +156,7 @@ const struct file_operations ext4dec_fops = {
 	.splice_read	= ext4dec_splice,
 	.mmap		= ext4dec_mmap,
 	.fsync		= ext4dec_fsync,
-	.unlocked_ioctl	= ext4dec_ext4_ioctl,
+	.unlocked_ioctl	= ext4dec_ioctl,
 #ifdef CONFIG_COMPAT
 	.compat_ioctl	= ext4dec_compat_ioctl,
 #endif

@@ -89,19 +89,19 @@ static int __init ext4dec_init(void)
 
 	if (!ext4dec_nr_workspaces)
 		ext4dec_nr_workspaces = num_possible_cpus();
-	err = ext4dec_pool_init(ext4dec_nr_workspaces);
+	err = ext4dec_workspaces_init(ext4dec_nr_workspaces);
 	if (err)
 		return err;
 	err = ext4dec_workers_init(nr_workers < 0 ? num_online_cpus() : nr_workers);
 	if (err)
-		goto out_pool_exit;
+		goto out_workspaces_exit;
 	err = ext4dec_cache_init();
 	if (err)
 		goto out_workers_exit;
 	err = ext4dec_sysfs_init();
 	if (err)
 		goto out_cache_exit;
-	err = ext4dec_ext4_init();
+	err = ext4dec_hooks_init();
 	if (err)
 		goto out_sysfs_exit;
 	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_evict_inode; %u workspaces, %u workers\n",
@@ -114,22 +114,22 @@ out_cache_exit:
 	ext4dec_cache_exit();
 out_workers_exit:
 	ext4dec_workers_exit();
-out_pool_exit:
-	ext4dec_pool_exit();
+out_workspaces_exit:
+	ext4dec_workspaces_exit();
 	return err;
 }
 
 static void __exit ext4dec_exit(void)
 {
 	ext4dec_deactivate_all();
-	ext4dec_ext4_exit();
+	ext4dec_hooks_exit();
 	/* the last batches may drop the last references (call_rcu) */
 	ext4dec_workers_exit();
 	rcu_barrier();
-	ext4dec_read_exit();
+	ext4dec_raw_exit();
 	ext4dec_sysfs_exit();
 	ext4dec_cache_exit();
-	ext4dec_pool_exit();
+	ext4dec_workspaces_exit();
 	pr_info("unloaded\n");
 }
 

@@ -5,10 +5,11 @@
  * Each hooked function's fentry call is traced by an ftrace_ops with
  * IPMODIFY (the mechanism livepatch uses): the callback changes the saved
  * instruction pointer so that the function returns into our wrapper
- * instead of running.  The wrapper calls the original through its address;
- * that call comes from inside this module, which the callback recognises
- * and lets through.  Wrappers run in the context of the original function,
- * sleepable where it is.
+ * instead of running.  The wrapper calls the original through its address
+ * (ext4.c); that call comes from inside this module, which the callback
+ * recognises and lets through.  Wrappers run in the context of the
+ * original function, sleepable where it is.  Nothing here knows which
+ * functions are hooked (hooks.c).
  *
  * Unloading: after the ops are unregistered, synchronize_rcu_tasks() waits
  * until no task can still be between the trampoline and a wrapper's first
@@ -17,38 +18,10 @@
  */
 #include "ext4dec.h"
 
-#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/wait_bit.h>
 
-static atomic_t inflight = ATOMIC_INIT(0);
-
-/**
- * ext4dec_lookup_name() - address of a kernel data symbol
- * @name: symbol name (needs CONFIG_KALLSYMS_ALL)
- *
- * kallsyms_lookup_name() is not exported, and calling it through a pointer
- * faults on kernels with IBT, where it has no ENDBR.  register_kprobe()
- * resolves the name before refusing a probe on data, and leaves the address
- * in the kprobe.  Only data symbols are looked up this way: function
- * addresses come from the operation tables that hold them, which are the
- * exact, IBT-safe entry points.
- *
- * Return: the address, or 0 if the symbol does not exist.
- */
-unsigned long ext4dec_lookup_name(const char *name)
-{
-	struct kprobe kp = { .symbol_name = name };
-	unsigned long addr;
-
-	if (!register_kprobe(&kp)) {
-		/* a text symbol: not what this is for */
-		unregister_kprobe(&kp);
-		return 0;
-	}
-	addr = (unsigned long)kp.addr;
-	return addr;
-}
+static atomic_t ext4dec_inflight = ATOMIC_INIT(0);
 
 /**
  * ext4dec_hook_enter() - a wrapper starts running
@@ -58,7 +31,7 @@ unsigned long ext4dec_lookup_name(const char *name)
  */
 void ext4dec_hook_enter(void)
 {
-	atomic_inc(&inflight);
+	atomic_inc(&ext4dec_inflight);
 }
 
 /**
@@ -66,12 +39,12 @@ void ext4dec_hook_enter(void)
  */
 void ext4dec_hook_exit(void)
 {
-	if (atomic_dec_and_test(&inflight))
-		wake_up_var(&inflight);
+	if (atomic_dec_and_test(&ext4dec_inflight))
+		wake_up_var(&ext4dec_inflight);
 }
 
-static void notrace ftrace_thunk(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_ops *ops,
+static void notrace ext4dec_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
+					 struct ftrace_ops *ops,
 				 struct ftrace_regs *fregs)
 {
 	struct ext4dec_hook *hook = container_of(ops, struct ext4dec_hook, ops);
@@ -81,13 +54,11 @@ static void notrace ftrace_thunk(unsigned long ip, unsigned long parent_ip,
 		ext4dec_ftrace_set_ip(fregs, (unsigned long)hook->wrapper);
 }
 
-static int hook_install(struct ext4dec_hook *hook)
+static int ext4dec_hook_install(struct ext4dec_hook *hook)
 {
 	int err;
 
-	*(unsigned long *)hook->orig = hook->address;
-
-	hook->ops.func = ftrace_thunk;
+	hook->ops.func = ext4dec_ftrace_thunk;
 	hook->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION |
 			  FTRACE_OPS_FL_IPMODIFY;
 	err = ftrace_set_filter_ip(&hook->ops, hook->address, 0, 0);
@@ -106,7 +77,7 @@ static int hook_install(struct ext4dec_hook *hook)
 	return 0;
 }
 
-static void hook_remove(struct ext4dec_hook *hook)
+static void ext4dec_hook_remove(struct ext4dec_hook *hook)
 {
 	int err = unregister_ftrace_function(&hook->ops);
 
@@ -118,7 +89,7 @@ static void hook_remove(struct ext4dec_hook *hook)
 
 /**
  * ext4dec_hooks_install() - install a set of hooks, all or none
- * @hooks: array of hooks with @name, @wrapper, @orig and @address set
+ * @hooks: array of hooks with @name, @wrapper and @address set
  * @count: number of hooks
  *
  * On failure the hooks installed so far are removed again and the log
@@ -132,7 +103,7 @@ int ext4dec_hooks_install(struct ext4dec_hook *hooks, size_t count)
 	int err;
 
 	for (i = 0; i < count; i++) {
-		err = hook_install(&hooks[i]);
+		err = ext4dec_hook_install(&hooks[i]);
 		if (err)
 			goto out_remove;
 	}
@@ -150,9 +121,9 @@ out_remove:
 void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count)
 {
 	while (count--)
-		hook_remove(&hooks[count]);
+		ext4dec_hook_remove(&hooks[count]);
 	synchronize_rcu_tasks();
-	wait_var_event(&inflight, !atomic_read(&inflight));
+	wait_var_event(&ext4dec_inflight, !atomic_read(&ext4dec_inflight));
 	/* a task preempted right after ext4dec_hook_exit() is still here */
 	synchronize_rcu_tasks();
 }

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Activation and deactivation of inodes, and the lifetime of their state.
+ *
+ * Activation (inode lock held by the caller):
+ *  1. refuse what cannot be served: encrypted, verity, DAX, inline-data and
+ *     data-journalled inodes, writers, existing mappings;
+ *  2. take write access away (i_writecount negative, as exec does), write
+ *     back what is dirty, then load the szip header, offset table,
+ *     dictionary and block map (load.c);
+ *  3. under the mapping's invalidate lock, drop the raw page cache, install
+ *     ext4dec's operations and the uncompressed i_size (in memory only:
+ *     ext4 writes i_disksize, never i_size), then publish the state.
+ * Deactivation (chattr -c, module unload, eviction) reverses step 3 and
+ * gives write access back.  The on-disk inode is never modified.
+ *
+ * Lifetime: @inode->i_private holds the active reference; each open file
+ * and each read in progress holds one more.  ext4dec_lock orders the
+ * publication against opens, so that "no other open file" checked at
+ * deactivation stays true.  The structure is freed after an RCU grace
+ * period, as the read path finds it through i_private without the lock.
+ *
+ * ioctls that move or rewrite data run only on inactive inodes, and hold
+ * activation off while they run (ext4dec_ioctl()).
+ */
+#include "ext4dec.h"
+
+#include <linux/fs.h>
+#include <linux/slab.h>
+
+DEFINE_SPINLOCK(ext4dec_lock);
+static LIST_HEAD(ext4dec_active);
+static bool ext4dec_shutting_down;
+
+/*
+ * Inactive inodes with a data ioctl in progress: activation waits for
+ * none (fs-verity enabling, for one, writes through the address space
+ * operations for a long time).
+ */
+struct ext4dec_busy_ioctl {
+	struct list_head list;
+	struct inode *inode;
+};
+
+static LIST_HEAD(ext4dec_busy_ioctls);
+
+/**
+ * ext4dec_state() - the state of an active inode
+ * @inode: an ext4 inode
+ *
+ * @inode->i_private, which ext4 does not use, holds the state while the
+ * inode is active.  It is written only by ext4dec_set_state(), under
+ * ext4dec_lock; readers need no lock.
+ *
+ * Return: the state, or NULL if the inode is not active.  Without the
+ * inode lock the answer may change right after; to use the state beyond
+ * an RCU read-side section, take a reference with ext4dec_get().
+ */
+struct ext4dec_inode *ext4dec_state(const struct inode *inode)
+{
+	/* pairs with smp_store_release() in ext4dec_set_state() */
+	return smp_load_acquire(&inode->i_private);
+}
+
+/*
+ * Publish (or, with NULL, withdraw) @inode's state.  Whoever finds it
+ * published also finds it filled in and installed (ext4dec_install()).
+ */
+static void ext4dec_set_state(struct inode *inode, struct ext4dec_inode *ei)
+{
+	lockdep_assert_held(&ext4dec_lock);
+	/* pairs with smp_load_acquire() in ext4dec_state() */
+	smp_store_release(&inode->i_private, ei);
+}
+
+static void ext4dec_free_rcu(struct rcu_head *rcu)
+{
+	ext4dec_unload(container_of(rcu, struct ext4dec_inode, rcu));
+}
+
+static void ext4dec_release(struct kref *ref)
+{
+	struct ext4dec_inode *ei = container_of(ref, struct ext4dec_inode, ref);
+
+	/* nobody reads any more: no chunk's bytes can be added back */
+	ext4dec_cache_drop(ei, 0, U32_MAX);
+	call_rcu(&ei->rcu, ext4dec_free_rcu);
+}
+
+/**
+ * ext4dec_get() - take a reference on an inode's state
+ * @inode: an ext4 inode
+ *
+ * Context: any; does not sleep.
+ * Return: the state, or NULL if the inode is not active.
+ */
+struct ext4dec_inode *ext4dec_get(struct inode *inode)
+{
+	struct ext4dec_inode *ei;
+
+	rcu_read_lock();
+	ei = ext4dec_state(inode);
+	if (ei && !kref_get_unless_zero(&ei->ref))
+		ei = NULL;
+	rcu_read_unlock();
+	return ei;
+}
+
+/**
+ * ext4dec_put() - drop a reference taken by ext4dec_get()
+ * @ei: the state
+ */
+void ext4dec_put(struct ext4dec_inode *ei)
+{
+	kref_put(&ei->ref, ext4dec_release);
+}
+
+/**
+ * ext4dec_open_get() - count an open file of an active inode
+ * @inode: the inode being opened
+ *
+ * Taken under ext4dec_lock, so that a deactivation that found no other
+ * open file (ext4dec_deactivate()) has withdrawn the state before.
+ *
+ * Return: the state, with a reference for the file, or NULL if the inode
+ * is not active.
+ */
+struct ext4dec_inode *ext4dec_open_get(struct inode *inode)
+{
+	struct ext4dec_inode *ei;
+
+	spin_lock(&ext4dec_lock);
+	ei = ext4dec_state(inode);
+	if (ei) {
+		kref_get(&ei->ref);
+		atomic_inc(&ei->opens);
+	}
+	spin_unlock(&ext4dec_lock);
+	return ei;
+}
+
+/**
+ * ext4dec_open_put() - an open file of the inode is closed
+ * @ei: from ext4dec_open_get()
+ */
+void ext4dec_open_put(struct ext4dec_inode *ei)
+{
+	atomic_dec(&ei->opens);
+	ext4dec_put(ei);
+}
+
+/*
+ * Point the inode at ext4dec's address space operations (invalidate lock
+ * held).  i_fop stays ext4's: every open goes through ext4_file_open(),
+ * whose hook gives the file ext4dec's file operations.
+ */
+static void ext4dec_install(struct ext4dec_inode *ei)
+{
+	struct inode *inode = ei->inode;
+
+	truncate_inode_pages(inode->i_mapping, 0);
+	ei->orig_aops = inode->i_mapping->a_ops;
+	ei->orig_fop = inode->i_fop;
+	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
+	i_size_write(inode, ei->sf.info.size);
+}
+
+/* Whether a data ioctl runs on @inode: activation must wait. */
+static bool ext4dec_ioctl_busy(struct inode *inode)
+{
+	struct ext4dec_busy_ioctl *b;
+
+	lockdep_assert_held(&ext4dec_lock);
+	list_for_each_entry(b, &ext4dec_busy_ioctls, list)
+		if (b->inode == inode)
+			return true;
+	return false;
+}
+
+/**
+ * ext4dec_activate() - serve an szip inode decompressed
+ * @inode: an ext4 regular file
+ * @dentry: a dentry of @inode, for messages and ext4's fileattr_get
+ *
+ * Context: process; the caller holds the inode lock.
+ * Return: 0 if the inode is active (now or already), else a negative
+ * errno: -EINVAL not szip, -ETXTBSY open for writing, -EBUSY mapped,
+ * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV unloading.
+ */
+int ext4dec_activate(struct inode *inode, struct dentry *dentry)
+{
+	struct address_space *mapping = inode->i_mapping;
+	struct ext4dec_inode *ei;
+	int err;
+
+	lockdep_assert_held_write(&inode->i_rwsem);
+	if (ext4dec_state(inode))
+		return 0;
+	err = ext4dec_check(inode, dentry);
+	if (err)
+		return err;
+	if (!atomic_dec_unless_positive(&inode->i_writecount))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_WRITERS, NULL);
+
+	if (mapping_mapped(mapping)) {
+		err = ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_MAPPED, NULL);
+		goto out_allow_write;
+	}
+	err = filemap_write_and_wait(mapping);
+	if (err) {
+		err = ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO, "writeback");
+		goto out_allow_write;
+	}
+	ei = ext4dec_load(inode, dentry);
+	if (IS_ERR(ei)) {
+		err = PTR_ERR(ei);
+		goto out_allow_write;
+	}
+
+	/*
+	 * Publish only once installed: whoever sees the inode active must find
+	 * the uncompressed size and no raw page left.  Opens that find the
+	 * new operations first wait for the inode lock (ext4dec_open()).
+	 */
+	filemap_invalidate_lock(mapping);
+	spin_lock(&ext4dec_lock);
+	err = ext4dec_shutting_down ? -ENODEV : 0;
+	if (!err && ext4dec_ioctl_busy(inode))
+		err = -EBUSY;	/* e.g. fs-verity being enabled: it writes */
+	if (!err)
+		list_add(&ei->list, &ext4dec_active);
+	spin_unlock(&ext4dec_lock);
+	if (!err) {
+		ext4dec_install(ei);
+		spin_lock(&ext4dec_lock);
+		ext4dec_set_state(inode, ei);
+		spin_unlock(&ext4dec_lock);
+	}
+	filemap_invalidate_unlock(mapping);
+	if (err) {
+		ext4dec_put(ei);
+		goto out_allow_write;
+	}
+	atomic64_inc(&ext4dec_stats.active_inodes);
+	return 0;
+
+out_allow_write:
+	atomic_inc(&inode->i_writecount);
+	return err;
+}
+
+/*
+ * The end of every deactivation, once @ei is withdrawn from its inode:
+ * ext4's operations and the raw size back (the page cache holds
+ * uncompressed data until then), write access back, the active reference
+ * dropped.
+ */
+static void ext4dec_teardown(struct ext4dec_inode *ei)
+{
+	struct inode *inode = ei->inode;
+
+	truncate_inode_pages(inode->i_mapping, 0);
+	WRITE_ONCE(inode->i_mapping->a_ops, ei->orig_aops);
+	i_size_write(inode, ei->raw_size);
+	atomic_inc(&inode->i_writecount);
+	atomic64_dec(&ext4dec_stats.active_inodes);
+	ext4dec_put(ei);
+}
+
+/* Withdraw @inode's state, if any, and take it off the active list. */
+static struct ext4dec_inode *ext4dec_withdraw_locked(struct inode *inode)
+{
+	struct ext4dec_inode *ei = ext4dec_state(inode);
+
+	lockdep_assert_held(&ext4dec_lock);
+	if (ei) {
+		ext4dec_set_state(inode, NULL);
+		list_del_init(&ei->list);
+	}
+	return ei;
+}
+
+static int __ext4dec_deactivate(struct inode *inode, unsigned int own_opens,
+				bool force)
+{
+	struct address_space *mapping = inode->i_mapping;
+	struct ext4dec_inode *ei;
+	int err = 0;
+
+	lockdep_assert_held_write(&inode->i_rwsem);
+	filemap_invalidate_lock(mapping);
+	spin_lock(&ext4dec_lock);
+	ei = ext4dec_state(inode);
+	if (ei && !force &&
+	    (atomic_read(&ei->opens) > own_opens || mapping_mapped(mapping)))
+		err = -EBUSY;
+	else
+		ei = ext4dec_withdraw_locked(inode);
+	spin_unlock(&ext4dec_lock);
+	if (!err && ei)
+		ext4dec_teardown(ei);
+	filemap_invalidate_unlock(mapping);
+	return err;
+}
+
+/**
+ * ext4dec_deactivate() - return an active inode to its raw bytes
+ * @inode: an ext4 inode
+ * @own_opens: open files of the inode held by the caller, which do not
+ *	count as "open elsewhere"
+ *
+ * Context: process; the caller holds the inode lock.
+ * Return: 0 (also if the inode was not active), or -EBUSY while the file
+ * is open elsewhere or mapped.
+ */
+int ext4dec_deactivate(struct inode *inode, unsigned int own_opens)
+{
+	return __ext4dec_deactivate(inode, own_opens, false);
+}
+
+/**
+ * ext4dec_deactivate_force() - deactivate even while open or mapped
+ * @inode: an ext4 inode
+ *
+ * For module unload and for undoing a failed chattr +c.  Files open with
+ * ext4dec's operations fall back to ext4's (file.c).
+ *
+ * Context: process; the caller holds the inode lock.
+ */
+void ext4dec_deactivate_force(struct inode *inode)
+{
+	__ext4dec_deactivate(inode, 0, true);
+}
+
+/**
+ * ext4dec_evict() - forget an inode ext4 is about to free
+ * @inode: the inode being evicted; nobody else can reach it
+ */
+void ext4dec_evict(struct inode *inode)
+{
+	struct ext4dec_inode *ei;
+
+	spin_lock(&ext4dec_lock);
+	ei = ext4dec_withdraw_locked(inode);
+	spin_unlock(&ext4dec_lock);
+	if (ei)
+		ext4dec_teardown(ei);
+}
+
+/**
+ * ext4dec_deactivate_all() - deactivate every inode, for module unload
+ *
+ * Refuses new activations from here on.  Files open with ext4dec's
+ * operations hold module references, so none is left; a mapping made
+ * through a file opened before activation may be, and is dropped (its next
+ * faults read the raw bytes).  Each inode is handled with an active
+ * reference on its superblock, so that a concurrent unmount waits; inodes
+ * being evicted or unmounted meanwhile are left to the evict hook.
+ */
+void ext4dec_deactivate_all(void)
+{
+	struct ext4dec_inode *ei;
+	struct super_block *sb;
+	struct inode *inode;
+
+	spin_lock(&ext4dec_lock);
+	ext4dec_shutting_down = true;
+	while ((ei = list_first_entry_or_null(&ext4dec_active,
+					      struct ext4dec_inode, list))) {
+		sb = ei->inode->i_sb;
+		if (!atomic_inc_not_zero(&sb->s_active))
+			sb = NULL;
+		inode = sb ? igrab(ei->inode) : NULL;
+		spin_unlock(&ext4dec_lock);
+		if (inode) {
+			inode_lock(inode);
+			ext4dec_deactivate_force(inode);
+			inode_unlock(inode);
+			iput(inode);
+		}
+		if (sb)
+			deactivate_super(sb);
+		if (!inode)
+			schedule_timeout_uninterruptible(1);
+		spin_lock(&ext4dec_lock);
+	}
+	spin_unlock(&ext4dec_lock);
+	rcu_barrier();
+}
+
+/*
+ * ioctls an active inode allows: reading attributes, and the flag changes
+ * that the fileattr_set hook polices.  The others move, rewrite or re-map
+ * data (EXT4_IOC_MOVE_EXT, SWAP_BOOT, MIGRATE, fs-verity, ...).
+ */
+static bool ext4dec_ioctl_allowed(unsigned int cmd)
+{
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+	case FS_IOC_SETFLAGS:
+	case FS_IOC_GETVERSION:
+	case FS_IOC_FSGETXATTR:
+	case FS_IOC_FSSETXATTR:
+	case FS_IOC_GETFSLABEL:
+	case FITRIM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * ext4dec_ioctl() - ext4's ioctl, filtered for active inodes
+ * @file: the file
+ * @cmd: ioctl number (native; ext4's compat_ioctl translates to these)
+ * @arg: argument
+ *
+ * An ioctl outside the allowed list runs on an inactive inode only, and
+ * keeps it inactive while it runs: the inode lock, which activation holds
+ * from start to end, orders the check against activations.
+ *
+ * Return: -EOPNOTSUPP for an ioctl an active inode refuses, else what
+ * ext4 returns.
+ */
+long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct inode *inode = file_inode(file);
+	struct ext4dec_busy_ioctl busy = { .inode = inode };
+	bool added = false;
+	long ret;
+
+	if (ext4dec_ioctl_allowed(cmd) || !S_ISREG(inode->i_mode))
+		return ext4dec_ext4_ioctl(file, cmd, arg);
+	if (ext4dec_state(inode))
+		return -EOPNOTSUPP;
+	inode_lock(inode);
+	spin_lock(&ext4dec_lock);
+	if (!ext4dec_state(inode)) {
+		list_add(&busy.list, &ext4dec_busy_ioctls);
+		added = true;
+	}
+	spin_unlock(&ext4dec_lock);
+	inode_unlock(inode);
+	if (!added)
+		return -EOPNOTSUPP;
+
+	ret = ext4dec_ext4_ioctl(file, cmd, arg);
+	spin_lock(&ext4dec_lock);
+	list_del(&busy.list);
+	spin_unlock(&ext4dec_lock);
+	return ret;
+}

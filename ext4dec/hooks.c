@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wrappers of ext4's functions, which make ext4 hand +c files to
+ * ext4dec:
+ *
+ *   ext4_file_open      activate a +c inode on its first read-only open and
+ *                       switch the file to ext4dec's file operations
+ *   ext4_file_getattr   activate before stat, so sizes are right at once
+ *   ext4_fileattr_set   chattr: +c activates (EINVAL if not szip), -c
+ *                       deactivates (EBUSY while open elsewhere or mapped);
+ *                       no switching the data path of an active inode
+ *   ext4_ioctl          refuse ioctls that move or rewrite data of an
+ *                       active inode, also on files opened before activation
+ *   ext4_evict_inode    drop ext4dec's state before ext4 frees the inode
+ *
+ * Each wrapper runs in place of the function (ftrace.c) and calls the
+ * original through ext4.c.  This is the top of the module's calls: the
+ * wrappers call activation (activate.c) and the file operations (file.c),
+ * neither of which calls back here.
+ */
+#include "ext4dec.h"
+
+#include <linux/fdtable.h>
+#include <linux/file.h>
+#include <linux/fileattr.h>
+#include <linux/module.h>
+
+static bool ext4dec_wants_activation(struct inode *inode,
+				     struct dentry *dentry)
+{
+	u32 flags;
+
+	return S_ISREG(inode->i_mode) && !ext4dec_state(inode) &&
+	       atomic_read(&inode->i_writecount) <= 0 && inode->i_nlink &&
+	       !ext4dec_ext4_flags(inode, dentry, &flags) &&
+	       (flags & FS_COMPR_FL);
+}
+
+/*
+ * Activate @inode if it is a +c regular file that nobody is writing.  The
+ * checks are repeated under the inode lock: a chattr -c may have run.
+ * @trylock: do nothing if the lock is taken (getattr: nfsd calls it with
+ * the inode lock held).
+ *
+ * Return: 0, also if the inode is not one ext4dec can serve (it is then
+ * read raw), or -ENOMEM or -EIO if its activation failed for lack of
+ * memory or an I/O error: the caller fails too, instead of letting the
+ * szip file be read raw until the next attempt.
+ */
+static int ext4dec_maybe_activate(struct inode *inode, struct dentry *dentry,
+				  bool trylock)
+{
+	int err = 0;
+
+	if (!ext4dec_wants_activation(inode, dentry))
+		return 0;
+	if (trylock) {
+		if (!inode_trylock(inode))
+			return 0;
+	} else {
+		inode_lock(inode);
+	}
+	if (ext4dec_wants_activation(inode, dentry))
+		err = ext4dec_activate(inode, dentry);
+	inode_unlock(inode);
+	return err == -ENOMEM || err == -EIO ? err : 0;
+}
+
+static int ext4dec_file_open_hook(struct inode *inode, struct file *file)
+{
+	int ret = 0;
+
+	ext4dec_hook_enter();
+	if (!(file->f_mode & FMODE_WRITE))
+		ret = ext4dec_maybe_activate(inode, file->f_path.dentry, false);
+	if (ret)
+		goto out;
+	/* the reference fops_get() would take; the module is not going away */
+	if (ext4dec_state(inode) && try_module_get(THIS_MODULE)) {
+		replace_fops(file, &ext4dec_fops);
+		ret = ext4dec_fops.open(inode, file);
+		goto out;
+	}
+	ret = ext4dec_ext4_open(inode, file);
+out:
+	ext4dec_hook_exit();
+	return ret;
+}
+
+static int ext4dec_getattr_hook(struct mnt_idmap *idmap,
+				const struct path *path, struct kstat *stat,
+				u32 request_mask, unsigned int query_flags)
+{
+	int ret;
+
+	ext4dec_hook_enter();
+	ret = ext4dec_maybe_activate(d_inode(path->dentry), path->dentry, true);
+	if (!ret)
+		ret = ext4dec_ext4_getattr(idmap, path, stat, request_mask,
+					   query_flags);
+	ext4dec_hook_exit();
+	return ret;
+}
+
+struct ext4dec_own_files {
+	struct inode *inode;
+	unsigned int count;
+	const struct file *seen[16];
+};
+
+/* Count each open file of the inode once, whatever its descriptors. */
+static int ext4dec_count_own(const void *arg, struct file *file,
+			     unsigned int fd)
+{
+	struct ext4dec_own_files *own = (struct ext4dec_own_files *)arg;
+	unsigned int i;
+
+	if (file_inode(file) != own->inode || !ext4dec_file_live(file))
+		return 0;
+	for (i = 0; i < own->count && i < ARRAY_SIZE(own->seen); i++)
+		if (own->seen[i] == file)
+			return 0;
+	if (own->count < ARRAY_SIZE(own->seen))
+		own->seen[own->count++] = file;
+	return 0;
+}
+
+/*
+ * Files of @inode open in the calling task's file table: chattr itself
+ * holds one while it changes the flags, and may deactivate nevertheless.
+ */
+static unsigned int ext4dec_own_opens(struct inode *inode)
+{
+	struct ext4dec_own_files own = { .inode = inode };
+
+	if (current->files)
+		iterate_fd(current->files, 0, ext4dec_count_own, &own);
+	return own.count;
+}
+
+/*
+ * chattr on an ext4 file; the VFS holds the inode lock.  +c activates
+ * first, so that only an szip file that can be served gets the flag; -c
+ * deactivates first, so that ext4 clears the flag of a raw file.
+ */
+static int ext4dec_fileattr_change(struct mnt_idmap *idmap,
+				   struct dentry *dentry, struct fileattr *fa)
+{
+	struct inode *inode = d_inode(dentry);
+	u32 old, changed;
+	int err;
+
+	if (!S_ISREG(inode->i_mode) || ext4dec_ext4_flags(inode, dentry, &old))
+		return ext4dec_ext4_fileattr_set(idmap, dentry, fa);
+	changed = old ^ fa->flags;
+
+	if (ext4dec_state(inode)) {
+		if (changed & (FS_JOURNAL_DATA_FL | FS_DAX_FL)) {
+			ext4dec_warn(inode, "%pd: cannot change data journaling or DAX of a compressed file",
+				     dentry);
+			return -EBUSY;
+		}
+		if (changed & FS_COMPR_FL) {
+			err = ext4dec_deactivate(inode,
+						 ext4dec_own_opens(inode));
+			if (err)
+				return err;
+		}
+		return ext4dec_ext4_fileattr_set(idmap, dentry, fa);
+	}
+	if (changed & fa->flags & FS_COMPR_FL) {
+		err = ext4dec_activate(inode, dentry);
+		if (err)
+			return err;
+		err = ext4dec_ext4_fileattr_set(idmap, dentry, fa);
+		if (err)
+			ext4dec_deactivate_force(inode);
+		return err;
+	}
+	return ext4dec_ext4_fileattr_set(idmap, dentry, fa);
+}
+
+static int ext4dec_fileattr_set_hook(struct mnt_idmap *idmap,
+				     struct dentry *dentry,
+				     struct fileattr *fa)
+{
+	int ret;
+
+	ext4dec_hook_enter();
+	ret = ext4dec_fileattr_change(idmap, dentry, fa);
+	ext4dec_hook_exit();
+	return ret;
+}
+
+static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	long ret;
+
+	ext4dec_hook_enter();
+	ret = ext4dec_ioctl(file, cmd, arg);
+	ext4dec_hook_exit();
+	return ret;
+}
+
+static void ext4dec_evict_inode_hook(struct inode *inode)
+{
+	ext4dec_hook_enter();
+	ext4dec_evict(inode);
+	ext4dec_ext4_evict_inode(inode);
+	ext4dec_hook_exit();
+}
+
+static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
+	[EXT4DEC_FILE_OPEN] = { .wrapper = ext4dec_file_open_hook },
+	[EXT4DEC_FILE_GETATTR] = { .wrapper = ext4dec_getattr_hook },
+	[EXT4DEC_FILEATTR_SET] = { .wrapper = ext4dec_fileattr_set_hook },
+	[EXT4DEC_IOCTL] = { .wrapper = ext4dec_ioctl_hook },
+	[EXT4DEC_EVICT_INODE] = { .wrapper = ext4dec_evict_inode_hook },
+};
+
+/**
+ * ext4dec_hooks_init() - find ext4's functions and wrap them
+ *
+ * Return: 0, or a negative errno with the reason logged.
+ */
+int ext4dec_hooks_init(void)
+{
+	unsigned int t;
+	int err;
+
+	err = ext4dec_ext4_init();
+	if (err)
+		return err;
+	for (t = 0; t < EXT4DEC_NR_TARGETS; t++)
+		ext4dec_hooks[t].address =
+			ext4dec_ext4_target(t, &ext4dec_hooks[t].name);
+	err = ext4dec_hooks_install(ext4dec_hooks, ARRAY_SIZE(ext4dec_hooks));
+	if (err)
+		ext4dec_ext4_exit();
+	return err;
+}
+
+/**
+ * ext4dec_hooks_exit() - unwrap ext4's functions and release ext4
+ *
+ * Every inode must have been deactivated first.
+ */
+void ext4dec_hooks_exit(void)
+{
+	ext4dec_hooks_remove(ext4dec_hooks, ARRAY_SIZE(ext4dec_hooks));
+	ext4dec_ext4_exit();
+}

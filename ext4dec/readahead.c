@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Readahead of active inodes, and the read of one chunk for a page fault.
+ *
+ * ext4dec_readahead() first grows the request to whole chunks, then cuts
+ * it into batches of chunks and reads the compressed bytes of each at once
+ * (raw.c).  When a batch's bytes are in, an inflate worker (workers.c)
+ * inflates each chunk once and fills all of its folios (inflate.c), while
+ * the reader goes on and the next batches' I/O is in flight; a single
+ * chunk is inflated by the caller itself, and its miss may read the
+ * compressed bytes of the next chunks for cache.c.  Running out of memory
+ * for the compressed bytes is no chunk error: readahead leaves the folios
+ * to read_folio(), which fails with ENOMEM.
+ *
+ * Context: process, called with folios locked, possibly under the mapping's
+ * invalidate lock; allocations are GFP_NOFS through memalloc_nofs_save().
+ * A batch holds its folios locked and a reference on the inode's state
+ * until a worker is done with it; truncation, deactivation and eviction
+ * wait for those folio locks.
+ */
+#include "ext4dec.h"
+
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/sizes.h>
+
+/* Uncompressed bytes inflated by one worker at a time, at most */
+#define BATCH_UBYTES	SZ_256K
+
+struct ra_req;
+
+/**
+ * struct ra_batch - chunks of a readahead request inflated together
+ * @job: the inflate job, when a worker inflates the batch
+ * @req: the request
+ * @first: first chunk
+ * @last: last chunk
+ * @folio: index of the batch's first folio in @req->folios
+ * @nr_folios: number of its folios (at least one)
+ */
+struct ra_batch {
+	struct ext4dec_job job;
+	struct ra_req *req;
+	u32 first;
+	u32 last;
+	unsigned int folio;
+	unsigned int nr_folios;
+};
+
+/**
+ * struct ra_req - a run of chunks read ahead with one read
+ * @rr: the read of the compressed bytes
+ * @err: its outcome, once it is done
+ * @left: batches not finished; the last one frees the request
+ * @wait: when the readahead caller inflates the request itself, completed
+ *	once the compressed bytes are in
+ * @ei: the inode's state; the request holds a reference
+ * @rb: the compressed bytes of all the chunks
+ * @batch: the batches (kmalloc'ed)
+ * @nr_batches: entries in @batch
+ * @nr_folios: entries in @folios
+ * @folios: the locked folios of the chunks, in order
+ */
+struct ra_req {
+	struct ext4dec_raw_read rr;
+	int err;
+	atomic_t left;
+	struct completion *wait;
+	struct ext4dec_inode *ei;
+	struct ext4dec_raw_buf rb;
+	struct ra_batch *batch;
+	unsigned int nr_batches;
+	unsigned int nr_folios;
+	struct folio *folios[];
+};
+
+static void ext4dec_ra_req_free(struct ra_req *req)
+{
+	ext4dec_put(req->ei);
+	ext4dec_raw_buf_free(&req->rb);
+	kfree(req->batch);
+	kfree(req);
+}
+
+/*
+ * Inflate the chunks of @b with @ws and fill and unlock its folios; the
+ * last batch of the request frees it.  The inode may go as soon as the
+ * request's last folio is unlocked: nothing uses it after that.
+ */
+static void ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
+{
+	struct ra_req *req = b->req;
+	struct ext4dec_inode *ei = req->ei;
+	struct folio **folio = req->folios + b->folio;
+	struct folio **end = folio + b->nr_folios;
+	int err = req->err;
+	u32 c;
+
+	for (c = b->first; c <= b->last && folio < end; c++) {
+		const u8 *in = ext4dec_raw_buf_at(&req->rb, szip_chunk_offset(&ei->sf, c));
+		bool ok;
+
+		if (folio_pos(*folio) >= ext4dec_chunk_pos(ei, c + 1))
+			continue;	/* no folio of @c left to fill */
+		if (err) {
+			/* -EAGAIN: read_folio() reads the chunk again, alone */
+			if (err != -EAGAIN)
+				ext4dec_chunk_error(ei, c, "cannot read compressed data");
+		} else {
+			unsigned int n = ext4dec_inflate_in_place(ei, ws, c, in, folio, end);
+
+			if (n) {
+				folio += n;
+				continue;
+			}
+		}
+		ok = !err && !ext4dec_decode_chunk(ei, ws, c, in, ws->out);
+		for (; folio < end && folio_pos(*folio) < ext4dec_chunk_pos(ei, c + 1); folio++)
+			ext4dec_fill_folio(ei, *folio, ok ? ws->out : NULL, c);
+	}
+	if (atomic_dec_and_test(&req->left))
+		ext4dec_ra_req_free(req);
+}
+
+static void ext4dec_ra_batch_work(struct ext4dec_job *job, struct ext4dec_ws *ws)
+{
+	/* as in readahead: no reclaim into filesystems while folios are locked */
+	unsigned int nofs = memalloc_nofs_save();
+
+	ext4dec_ra_batch_finish(container_of(job, struct ra_batch, job), ws);
+	memalloc_nofs_restore(nofs);
+}
+
+static void ext4dec_ra_io_done(struct ext4dec_raw_read *rr)
+{
+	struct ra_req *req = container_of(rr, struct ra_req, rr);
+	unsigned int i, n = req->nr_batches;
+
+	req->err = ext4dec_raw_finish(&req->rb, rr);
+	if (req->wait) {
+		complete(req->wait);
+		return;
+	}
+	/* @req may be freed once its last batch is queued */
+	for (i = 0; i < n; i++)
+		ext4dec_queue(&req->batch[i].job);
+}
+
+/*
+ * The last chunk of a run starting at @first, at most @limit, within
+ * EXT4DEC_RA_BYTES of compressed bytes.
+ */
+static u32 ext4dec_ra_req_end(const struct ext4dec_inode *ei, u32 first, u32 limit)
+{
+	u64 start = szip_chunk_offset(&ei->sf, first);
+	u32 last = first;
+
+	while (last < limit &&
+	       szip_chunk_offset(&ei->sf, last + 1) +
+	       szip_chunk_clen(&ei->sf, last + 1) - start <= EXT4DEC_RA_BYTES)
+		last++;
+	return last;
+}
+
+/* Whether any page of @chunk is in the page cache */
+static bool ext4dec_chunk_has_pages(struct ext4dec_inode *ei, u32 chunk)
+{
+	return filemap_range_has_page(ei->inode->i_mapping, ext4dec_chunk_pos(ei, chunk),
+				      ext4dec_chunk_pos(ei, chunk + 1) - 1);
+}
+
+/*
+ * The last chunk whose compressed bytes a miss of @chunk alone reads: the
+ * chunks after it within cache_ahead_kb of compressed bytes (at most
+ * EXT4DEC_RA_BYTES and half of cache_kb), up to the first one that has pages in
+ * the page cache or bytes kept already.
+ */
+static u32 ext4dec_ra_ahead_end(struct ext4dec_inode *ei, u32 chunk)
+{
+	/* no more than a readahead request, half the cache */
+	u64 ahead = min3((u64)READ_ONCE(ext4dec_cache_ahead_kb) << 10,
+			 (u64)EXT4DEC_RA_BYTES, (u64)READ_ONCE(ext4dec_cache_kb) << 9);
+	u64 limit = szip_chunk_offset(&ei->sf, chunk) +
+		    szip_chunk_clen(&ei->sf, chunk) + ahead;
+	u32 last = chunk;
+
+	while (last + 1 < ei->sf.info.nr_chunks &&
+	       szip_chunk_offset(&ei->sf, last + 1) +
+	       szip_chunk_clen(&ei->sf, last + 1) <= limit &&
+	       !xa_load(&ei->cache, last + 1) && !ext4dec_chunk_has_pages(ei, last + 1))
+		last++;
+	return last;
+}
+
+/*
+ * Keep the compressed bytes of chunks @first to @last, which @req read
+ * after its own chunks, for those still absent from the page cache.  If
+ * the read failed, the request's own chunk may be sound: its folios are
+ * left to read_folio(), which reads the chunk alone and reports it if it
+ * fails, and the inode stops reading ahead for a while
+ * (ext4dec_cache_failed()).
+ */
+static void ext4dec_ra_keep_ahead(struct ra_req *req, u32 first, u32 last)
+{
+	struct ext4dec_inode *ei = req->ei;
+	u32 c;
+
+	if (req->err) {
+		req->err = -EAGAIN;
+		ext4dec_cache_failed(ei);
+		return;
+	}
+	for (c = first; c <= last; c++) {
+		if (!ext4dec_chunk_has_pages(ei, c))
+			ext4dec_cache_add(ei, c, ext4dec_raw_buf_at(&req->rb,
+								    szip_chunk_offset(&ei->sf, c)));
+	}
+}
+
+/*
+ * Allocate a request for chunks @first to @last, take their folios from
+ * @rac, starting with *@folio (the next one is left in *@folio), cut it
+ * into batches of at most @per chunks and start reading the compressed
+ * bytes of chunks @first to @ahead, unless @kept holds them (then @first
+ * is @last is @ahead, and the request owns @kept).  NULL without memory,
+ * *@folio untouched, @kept freed.
+ */
+static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
+					   struct readahead_control *rac,
+				struct folio **folio, u32 first, u32 last,
+				u32 ahead, struct ext4dec_cached *kept,
+				u32 per, struct completion *wait)
+{
+	unsigned int max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
+					PAGE_SIZE);
+	loff_t raw = szip_chunk_offset(&ei->sf, first);
+	struct ra_batch *b = NULL;
+	struct ra_req *req;
+
+	req = kmalloc(struct_size(req, folios, max), GFP_KERNEL | __GFP_NOWARN);
+	if (!req)
+		goto nomem;
+	req->batch = kmalloc_array(DIV_ROUND_UP(last - first + 1, per),
+				   sizeof(*req->batch), GFP_KERNEL | __GFP_NOWARN);
+	if (!req->batch)
+		goto nomem_req;
+	if (kept) {
+		ext4dec_raw_buf_kept(ei, first, kept, &req->rb);
+	} else {
+		if (ext4dec_raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
+				  szip_chunk_clen(&ei->sf, ahead) - raw, true,
+				  &req->rb))
+			goto nomem_req;
+		/* chunks inflated from bytes read again keep none */
+		ext4dec_cache_drop(ei, first, last);
+	}
+	kref_get(&ei->ref);
+	req->ei = ei;
+	req->wait = wait;
+	req->rr = (struct ext4dec_raw_read){ .pending = ATOMIC_INIT(1),
+				     .done = ext4dec_ra_io_done };
+	req->nr_folios = 0;
+	req->nr_batches = 0;
+	while (*folio && folio_pos(*folio) < ext4dec_chunk_pos(ei, last + 1) &&
+	       req->nr_folios < max) {
+		u32 c = folio_pos(*folio) / ei->sf.info.chunk_size;
+
+		if (!b || c > b->last) {
+			b = &req->batch[req->nr_batches++];
+			b->job.fn = ext4dec_ra_batch_work;
+			b->req = req;
+			b->first = c;
+			b->last = min(c + per - 1, last);
+			b->folio = req->nr_folios;
+			b->nr_folios = 0;
+		}
+		b->nr_folios++;
+		req->folios[req->nr_folios++] = *folio;
+		*folio = readahead_folio(rac);
+	}
+	atomic_set(&req->left, req->nr_batches);
+	if (!kept)
+		ext4dec_raw_start(ei, &req->rb, &req->rr);
+	return req;
+
+nomem_req:
+	kfree(req->batch);
+	kfree(req);
+nomem:
+	ext4dec_cache_free(kept);
+	return NULL;
+}
+
+/*
+ * Marks the readahead state of a fault's read-around: ext4dec_readahead()
+ * leaves all of it to the workers, even a single chunk, since nobody
+ * waits for it.  prev_pos is the ondemand algorithm's; page_cache_ra_unbounded()
+ * neither reads nor changes it.
+ */
+#define FAULT_AROUND_POS	((loff_t)-2)
+
+static bool ext4dec_ra_fault_around(const struct readahead_control *rac)
+{
+	return rac->ra && rac->ra->prev_pos == FAULT_AROUND_POS;
+}
+
+/**
+ * ext4dec_readahead() - the address space operation: read ahead whole chunks
+ * @rac: the readahead request
+ *
+ * The compressed bytes of the request are read
+ * at once (in runs of at most EXT4DEC_RA_BYTES); a request of several chunks is
+ * cut into batches, one per worker, which the workers inflate when the
+ * bytes are in, while the caller goes on (and starts the next readahead).
+ * A single chunk, which a reader is most likely waiting for, is inflated
+ * here, as everything is without workers.
+ */
+void ext4dec_readahead(struct readahead_control *rac)
+{
+	struct ext4dec_inode *ei = ext4dec_get(rac->mapping->host);
+	unsigned int nofs, workers = ext4dec_nr_workers();
+	u32 csize, req_first, req_last, per;
+	struct folio *folio;
+	loff_t start, end;
+	bool in_caller;
+
+	if (!ei)
+		return;		/* the caller drops the folios left */
+	csize = ei->sf.info.chunk_size;
+
+	/* whole chunks (of any multiple of 4 KiB), so each is inflated once */
+	start = rounddown(readahead_pos(rac), csize);
+	end = min_t(loff_t, roundup(readahead_pos(rac) + readahead_length(rac), csize),
+		    round_up(ei->sf.info.size, PAGE_SIZE));
+	if (end > start)
+		readahead_expand(rac, start, end - start);
+	if (!readahead_count(rac))
+		goto out;
+
+	/* chunks per batch: the request shared among the workers */
+	req_first = readahead_pos(rac) / csize;
+	req_last = min_t(u64, (readahead_pos(rac) + readahead_length(rac) - 1) / csize,
+			 ei->sf.info.nr_chunks - 1);
+	per = DIV_ROUND_UP(req_last - req_first + 1, max(workers, 1U));
+	per = clamp_t(u32, per, 1, max(BATCH_UBYTES / csize, 1U));
+	/* a fault's read-around: nobody waits for it */
+	in_caller = !workers || (req_last <= req_first && !ext4dec_ra_fault_around(rac));
+
+	nofs = memalloc_nofs_save();
+	folio = readahead_folio(rac);
+	while (folio) {
+		u32 first = folio_pos(folio) / csize;
+		DECLARE_COMPLETION_ONSTACK(done);
+		struct ext4dec_cached *kept = NULL;
+		struct ext4dec_ws *ws;
+		u32 last, ahead;
+		struct ra_req *req;
+		unsigned int i, n;
+
+		if (folio_pos(folio) >= ei->sf.info.size) {
+			/* past EOF: a reader that sampled the raw size */
+			folio_unlock(folio);
+			folio = readahead_folio(rac);
+			continue;
+		}
+		last = ext4dec_ra_req_end(ei, first, req_last);
+		ahead = last;
+		/* a miss of one chunk: bytes kept by an earlier miss, or keep */
+		if (in_caller && last == first) {
+			kept = ext4dec_cache_take(ei, first);
+			if (!kept && ext4dec_cache_ahead(ei))
+				ahead = ext4dec_ra_ahead_end(ei, first);
+		}
+		req = ext4dec_ra_req_start(ei, rac, &folio, first, last, ahead, kept, per,
+					   in_caller ? &done : NULL);
+		if (!req) {
+			/*
+			 * Out of memory is no chunk error: readahead is
+			 * opportunistic, read_folio() retries the folios left
+			 * not uptodate.
+			 */
+			folio_unlock(folio);
+			folio = readahead_folio(rac);
+			continue;
+		}
+		ext4dec_raw_read_put(&req->rr);
+		if (!in_caller)
+			continue;
+		wait_for_completion_io(&done);
+		if (ahead > last)
+			ext4dec_ra_keep_ahead(req, last + 1, ahead);
+		ws = ext4dec_ws_get();
+		/* the last batch frees the request */
+		for (i = 0, n = req->nr_batches; i < n; i++)
+			ext4dec_ra_batch_finish(&req->batch[i], ws);
+		ext4dec_ws_put(ws);
+	}
+	memalloc_nofs_restore(nofs);
+out:
+	ext4dec_put(ei);
+}
+
+/*
+ * Read ahead the pages of [@start, @end) of the file that are not cached,
+ * with a readahead state of its own (the open file's is the read path's).
+ */
+static void ext4dec_read_range(struct file *file, loff_t start, loff_t end, bool around)
+{
+	struct file_ra_state ra = { .prev_pos = around ? FAULT_AROUND_POS : -1 };
+	DEFINE_READAHEAD(ractl, file, &ra, file->f_mapping, start >> PAGE_SHIFT);
+
+	if (start < end)
+		page_cache_ra_unbounded(&ractl, DIV_ROUND_UP(end - start, PAGE_SIZE), 0);
+}
+
+/**
+ * ext4dec_read_chunk() - bring the chunk holding a page into the page cache
+ * @file: an open file of an active inode
+ * @index: the page, before the end of the file
+ * @around: also read ahead fault_around_kb after the chunk
+ *
+ * For a page fault that missed @index: reads and inflates the chunk that
+ * holds it, in the caller, so the page is uptodate on return unless the
+ * chunk failed or memory ran out (either way the fault finds it and
+ * read_folio() reports the error).  A chunk none of whose pages is cached
+ * is read ahead whole (ext4dec_readahead()); one with some pages cached
+ * (left by reclaim) through read_folio(), which fills every absent page
+ * of it with one inflation.  Then, if @around, the chunks in the next
+ * fault_around_kb are read ahead: their I/O is started and the inflate
+ * workers fill them while the caller goes on with its page.
+ *
+ * Context: process, may sleep; no mmap or VMA lock needs to be held.
+ */
+void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct ext4dec_inode *ei = ext4dec_get(mapping->host);
+	loff_t start, end, size, around_bytes;
+	struct folio *folio;
+	u32 csize;
+
+	if (!ei)
+		return;
+	csize = ei->sf.info.chunk_size;
+	size = ei->sf.info.size;
+	start = rounddown((loff_t)index << PAGE_SHIFT, csize);
+	end = min_t(loff_t, start + csize, size);
+	if (!filemap_range_has_page(mapping, start, end - 1)) {
+		ext4dec_read_range(file, start, end, false);
+	} else {
+		folio = read_cache_folio(mapping, index, NULL, file);
+		if (!IS_ERR(folio))
+			folio_put(folio);
+	}
+	around_bytes = (loff_t)READ_ONCE(ext4dec_fault_around_kb) << 10;
+	if (around && around_bytes)
+		ext4dec_read_range(file, end,
+				   min(size, end + roundup(around_bytes, csize)),
+				   true);
+	ext4dec_put(ei);
+}
+
