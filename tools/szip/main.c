@@ -23,7 +23,7 @@
 
 #include "szip_config.h"
 #include "szip.h"
-#include "pack.h"
+#include "options.h"
 
 #define EXIT_ERROR	1
 #define EXIT_USAGE	2
@@ -41,15 +41,7 @@ static struct {
 	struct pack_opts pack;
 } opt = {
 	.mode = MODE_COMPRESS,
-	.pack = {
-		.format = 0,		/* chosen by the options (finish_options) */
-		.codec = SZIP_CODEC_DEFLATE,
-		.checksum = SZIP_CSUM_NONE,
-		.chunk_size = SZIP_DEFAULT_CHUNK_SIZE,
-		.level = 0,		/* the codec's default */
-		.filter = SZIP_FILTER_NONE,
-		.dict_size = 0,
-	},
+	.pack = PACK_OPTS_DEFAULT,
 };
 
 /* The temporary output, removed if we die before renaming it. */
@@ -114,40 +106,6 @@ static void usage(FILE *f)
 "  -V, --version         version\n"
 "\n"
 "Exit status: 0 success, 1 error, 2 usage error.\n");
-}
-
-static const char *const filter_names[SZIP_NR_FILTERS] = {
-	[SZIP_FILTER_NONE] = "none",
-	[SZIP_FILTER_THUMB] = "thumb",
-	[SZIP_FILTER_ARM] = "arm",
-	[SZIP_FILTER_X86] = "x86",
-};
-
-static const char *filter_name(int f)
-{
-	return f >= 0 && f < SZIP_NR_FILTERS ? filter_names[f] : "unknown";
-}
-
-static const char *const codec_names[SZIP_NR_CODECS] = {
-	[SZIP_CODEC_DEFLATE] = "deflate",
-	[SZIP_CODEC_ZSTD] = "zstd",
-	[SZIP_CODEC_LZ4] = "lz4",
-};
-
-static const char *codec_name(int c)
-{
-	return c > 0 && c < SZIP_NR_CODECS ? codec_names[c] : "unknown";
-}
-
-static const char *const csum_names[SZIP_NR_CSUMS] = {
-	[SZIP_CSUM_NONE] = "-",
-	[SZIP_CSUM_XXH64] = "xxh64",
-	[SZIP_CSUM_CRC32C] = "crc32c",
-};
-
-static const char *csum_name(int c)
-{
-	return c >= 0 && c < SZIP_NR_CSUMS ? csum_names[c] : "unknown";
 }
 
 /* ------------------------------------------------------------------ I/O */
@@ -628,8 +586,8 @@ static int compress_one(const char *in, const char *explicit_out)
 		fprintf(stderr,
 			"szip: %s: %zu -> %zu bytes (%.1f%%), %u chunks of %u, filter %s, dictionary %u\n",
 			in, j.len, res.len, 100.0 * res.len / j.len,
-			info.nr_chunks, info.chunk_size, filter_name(res.filter),
-			res.dict_size);
+			info.nr_chunks, info.chunk_size,
+			szip_filter_name(res.filter), res.dict_size);
 	ret = 0;
 out:
 	free(res.data);
@@ -709,8 +667,9 @@ static int list_one(const char *in)
 	       (unsigned long long)info.total_size,
 	       (unsigned long long)info.size,
 	       (double)info.size / info.total_size, info.nr_chunks,
-	       info.chunk_size, info.dict_size, filter_name(info.filter),
-	       wbits, codec_name(info.codec), csum_name(info.checksum), in);
+	       info.chunk_size, info.dict_size, szip_filter_name(info.filter),
+	       wbits, szip_codec_name(info.codec), szip_csum_name(info.checksum),
+	       in);
 	if (opt.verbose > 0) {
 		struct szip_file f = { .info = info };
 		u32 i, lo = UINT32_MAX, hi = 0, stored = 0;
@@ -753,18 +712,6 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *v)
 	return *end || *v > max ? -1 : 0;
 }
 
-static int parse_filter(const char *s)
-{
-	int f;
-
-	if (!strcmp(s, "auto"))
-		return PACK_FILTER_AUTO;
-	for (f = 0; f < SZIP_NR_FILTERS; f++)
-		if (!strcmp(s, filter_names[f]))
-			return f;
-	return -2;
-}
-
 enum {
 	OPT_CHUNK_SIZE = 256, OPT_DICT, OPT_FILTER, OPT_LEVEL, OPT_CODEC,
 	OPT_CHECKSUM, OPT_FORMAT
@@ -794,40 +741,69 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The index of @s in @names (@n entries, NULL holes), or -1 */
-static int parse_name(const char *s, const char *const *names, int n)
+/* "szip: invalid WHAT 'ARG'HINT"; returns -1 */
+static int invalid(const char *what, const char *arg, const char *hint)
 {
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (names[i] && !strcmp(s, names[i]))
-			return i;
+	fail(NULL, "invalid %s '%s'%s", what, arg, hint);
 	return -1;
 }
 
-/* Defaults that depend on other options, then the combined checks */
-static int finish_options(void)
-{
-	struct pack_opts *o = &opt.pack;
-	char err[128];
-
-	if (!o->format)
-		o->format = o->codec != SZIP_CODEC_DEFLATE ||
-			    o->checksum != SZIP_CSUM_NONE ||
-			    o->chunk_size > SZIP_MAX_CHUNK_SIZE ? 2 : 1;
-	if (!o->level)
-		o->level = o->codec == SZIP_CODEC_ZSTD ? 19 :
-			   o->codec == SZIP_CODEC_LZ4 ? 12 : 9;
-	if (opt.mode == MODE_COMPRESS && pack_check_opts(o, err, sizeof(err))) {
-		fail(NULL, "%s", err);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_options(int argc, char **argv)
+/* One encoder option (--chunk-size and the others after it, -1..-9) */
+static int parse_pack_option(int c, const char *arg, struct pack_opts *p)
 {
 	unsigned long v;
+
+	switch (c) {
+	case OPT_CHUNK_SIZE:
+		if (parse_uint(arg, ULONG_MAX, &v) || !szip_chunk_size_ok(0, v))
+			return invalid("chunk size", arg,
+				       ": a multiple of 4096 in 4096..32768 (format 1) or a power of two in 4096..131072 (format 2)");
+		p->chunk_size = (u32)v;
+		return 0;
+	case OPT_DICT:
+		if (!arg || !strcmp(arg, "auto")) {
+			p->dict_size = PACK_DICT_AUTO;
+			return 0;
+		}
+		if (parse_uint(arg, SZIP2_MAX_DICT_SIZE, &v))
+			return invalid("dictionary size", arg, ": 0..262144 or auto");
+		p->dict_size = (int)v;
+		return 0;
+	case OPT_CODEC:
+		if (!szip_codec_by_name(arg, &p->codec))
+			return invalid("codec", arg, ": deflate, zstd or lz4");
+		return 0;
+	case OPT_CHECKSUM:
+		if (!szip_csum_by_name(arg, &p->checksum))
+			return invalid("checksum", arg, ": none, xxh64 or crc32c");
+		return 0;
+	case OPT_FORMAT:
+		if (parse_uint(arg, LONG_MAX, &v) || !szip_format_ok((long)v))
+			return invalid("format", arg, ": 1 or 2");
+		p->format = (int)v;
+		return 0;
+	case OPT_FILTER:
+		if (!szip_filter_by_name(arg, &p->filter))
+			return invalid("filter", arg,
+				       ": none, x86, arm, thumb or auto");
+		return 0;
+	case OPT_LEVEL:
+		if (parse_uint(arg, SZIP_MAX_LEVEL_ARG, &v) || v < 1)
+			return invalid("level", arg, "");
+		p->level = (int)v;
+		return 0;
+	default:
+		if (c < '1' || c > '9')
+			return -1;
+		p->level = c - '0';
+		return 0;
+	}
+}
+
+/* The command line into opt; then the defaults, and checks when compressing */
+static int parse_options(int argc, char **argv)
+{
+	char err[128];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "zdtlckfqvhV123456789",
@@ -844,78 +820,18 @@ static int parse_options(int argc, char **argv)
 		case 'v': opt.verbose = opt.verbose < 0 ? 1 : opt.verbose + 1; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("szip %s\n", SZIP_VERSION); exit(0);
-		case OPT_CHUNK_SIZE:
-			if (parse_uint(optarg, SZIP2_MAX_CHUNK_SIZE, &v) ||
-			    v < SZIP_MIN_CHUNK_SIZE || v % SZIP_CHUNK_ALIGN) {
-				fail(NULL, "invalid chunk size '%s': a multiple of 4096 in 4096..32768 (format 1) or a power of two in 4096..131072 (format 2)",
-				     optarg);
-				return -1;
-			}
-			opt.pack.chunk_size = (u32)v;
-			break;
-		case OPT_DICT:
-			if (!optarg || !strcmp(optarg, "auto")) {
-				opt.pack.dict_size = PACK_DICT_AUTO;
-				break;
-			}
-			if (parse_uint(optarg, SZIP2_MAX_DICT_SIZE, &v)) {
-				fail(NULL, "invalid dictionary size '%s': 0..262144 or auto",
-				     optarg);
-				return -1;
-			}
-			opt.pack.dict_size = (int)v;
-			break;
-		case OPT_CODEC:
-			opt.pack.codec = parse_name(optarg, codec_names,
-						    SZIP_NR_CODECS);
-			if (opt.pack.codec < 1) {
-				fail(NULL, "invalid codec '%s': deflate, zstd or lz4",
-				     optarg);
-				return -1;
-			}
-			break;
-		case OPT_CHECKSUM:
-			opt.pack.checksum = parse_name(optarg, csum_names,
-						       SZIP_NR_CSUMS);
-			if (!strcmp(optarg, "none"))
-				opt.pack.checksum = SZIP_CSUM_NONE;
-			if (opt.pack.checksum < 0) {
-				fail(NULL, "invalid checksum '%s': none, xxh64 or crc32c",
-				     optarg);
-				return -1;
-			}
-			break;
-		case OPT_FORMAT:
-			if (parse_uint(optarg, 2, &v) || v < 1) {
-				fail(NULL, "invalid format '%s': 1 or 2", optarg);
-				return -1;
-			}
-			opt.pack.format = (int)v;
-			break;
-		case OPT_FILTER:
-			opt.pack.filter = parse_filter(optarg);
-			if (opt.pack.filter == -2) {
-				fail(NULL, "invalid filter '%s': none, x86, arm, thumb or auto",
-				     optarg);
-				return -1;
-			}
-			break;
-		case OPT_LEVEL:
-			if (parse_uint(optarg, 99, &v) || v < 1) {
-				fail(NULL, "invalid level '%s'", optarg);
-				return -1;
-			}
-			opt.pack.level = (int)v;
-			break;
 		default:
-			if (c >= '1' && c <= '9') {
-				opt.pack.level = c - '0';
-				break;
-			}
-			return -1;
+			if (parse_pack_option(c, optarg, &opt.pack))
+				return -1;
 		}
 	}
-	return finish_options();
+	pack_set_defaults(&opt.pack);
+	if (opt.mode == MODE_COMPRESS &&
+	    pack_check_opts(&opt.pack, err, sizeof(err))) {
+		fail(NULL, "%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
