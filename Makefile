@@ -47,8 +47,10 @@ SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 LIBS	:= -ldeflate -lz -lzstd -llz4 -lxxhash
 
 SZIP_SRCS := szip/header.c szip/decode.c szip/bcj.c
-TOOL_SRCS := tools/szip/main.c tools/szip/pack.c
-UNIT_SRCS := tests/unit/test_szip.c tools/szip/pack.c
+TOOL_SRCS := tools/szip/main.c tools/szip/cmd_compress.c \
+	     tools/szip/cmd_decompress.c tools/szip/cmd_list.c \
+	     tools/szip/utils.c tools/szip/options.c tools/szip/pack.c
+UNIT_SRCS := tests/unit/test_szip.c tools/szip/pack.c tools/szip/options.c
 FUZZ_SRCS := tests/fuzz/fuzz_decode.c
 HDRS	  := $(wildcard include/*.h szip/*.h tools/szip/*.h tests/unit/*.h)
 

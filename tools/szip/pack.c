@@ -32,7 +32,7 @@
 #include <zdict.h>
 
 #include "szip_config.h"
-#include "pack.h"
+#include "options.h"
 
 #define SAMPLE_CHUNKS	128
 #define DICT_WORD	8
@@ -58,41 +58,6 @@ struct encoder {
 	u8 tmp[MAX_CHUNK];
 	u8 alt[OUT_CAP];
 };
-
-/**
- * pack_max_level() - highest level a codec accepts
- * @codec: SZIP_CODEC_* id
- *
- * Return: the level; the lowest is always 1.
- */
-int pack_max_level(int codec)
-{
-	switch (codec) {
-	case SZIP_CODEC_ZSTD:
-		return ZSTD_maxCLevel();
-	case SZIP_CODEC_LZ4:
-		return LZ4HC_CLEVEL_MAX;
-	default:
-		return 9;
-	}
-}
-
-/**
- * pack_max_dict() - largest dictionary the encoder writes
- * @format: 1 or 2
- * @codec: SZIP_CODEC_* id
- *
- * Return: the size in bytes: what the codec can refer back to (deflate
- * 32 KiB, LZ4 64 KiB), or the format's limit for zstd.
- */
-u32 pack_max_dict(int format, int codec)
-{
-	if (format < 2 || codec == SZIP_CODEC_DEFLATE)
-		return SZIP_MAX_WRITE_DICT;
-	if (codec == SZIP_CODEC_LZ4)
-		return SZIP_LZ4_WINDOW;
-	return SZIP2_MAX_DICT_SIZE;
-}
 
 static void set_err(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -689,57 +654,6 @@ static void put_header(const struct encoder *e, size_t len,
 		memcpy(res->data, &h, sizeof(h));
 		memcpy(res->data + sizeof(h), e->dict, e->dict_size);
 	}
-}
-
-/**
- * pack_check_opts() - do the options fit together and the format?
- * @o: the options
- * @err: receives a message saying what does not fit
- * @err_len: size of @err
- *
- * Return: 0 or -EINVAL.
- */
-int pack_check_opts(const struct pack_opts *o, char *err, size_t err_len)
-{
-	u32 cs = o->chunk_size;
-
-	if (o->format < 1 || o->format > 2) {
-		set_err(err, err_len, "format %d: only 1 and 2 exist", o->format);
-		return -EINVAL;
-	}
-	if (o->codec < 1 || o->codec >= SZIP_NR_CODECS ||
-	    o->checksum < 0 || o->checksum >= SZIP_NR_CSUMS) {
-		set_err(err, err_len, "unknown codec or checksum");
-		return -EINVAL;
-	}
-	if (o->format < 2) {
-		if (o->codec != SZIP_CODEC_DEFLATE ||
-		    o->checksum != SZIP_CSUM_NONE) {
-			set_err(err, err_len, "format 1 has only deflate and no checksums");
-			return -EINVAL;
-		}
-		if (!cs || cs % SZIP_CHUNK_ALIGN || cs > SZIP_MAX_CHUNK_SIZE) {
-			set_err(err, err_len, "format 1 chunk sizes are multiples of 4096 up to 32768");
-			return -EINVAL;
-		}
-	} else if (cs < SZIP_MIN_CHUNK_SIZE || cs > SZIP2_MAX_CHUNK_SIZE ||
-		   (cs & (cs - 1))) {
-		set_err(err, err_len, "format 2 chunk sizes are powers of two in 4096..131072");
-		return -EINVAL;
-	}
-	if (o->level < 1 || o->level > pack_max_level(o->codec)) {
-		set_err(err, err_len, "level %d out of range 1..%d", o->level,
-			pack_max_level(o->codec));
-		return -EINVAL;
-	}
-	if (o->dict_size != PACK_DICT_AUTO &&
-	    (o->dict_size < 0 ||
-	     (u32)o->dict_size > pack_max_dict(o->format, o->codec))) {
-		set_err(err, err_len, "dictionary size %d out of range 0..%u",
-			o->dict_size, pack_max_dict(o->format, o->codec));
-		return -EINVAL;
-	}
-	return 0;
 }
 
 static int check_input(const struct pack_opts *o, size_t len, char *err,

@@ -18,10 +18,9 @@
  *	checksum) or 2
  * @codec: SZIP_CODEC_* (only %SZIP_CODEC_DEFLATE in format 1)
  * @checksum: SZIP_CSUM_* (only %SZIP_CSUM_NONE in format 1)
- * @chunk_size: uncompressed bytes per chunk: format 1 4096..32768, a
- *	multiple of 4096; format 2 a power of two in 4096..131072
- * @level: the codec's level: deflate 1..9, zstd 1..22, LZ4 1 (fast) or
- *	2..12 (high compression)
+ * @chunk_size: uncompressed bytes per chunk (szip_chunk_size_ok())
+ * @level: the codec's level, from 1 (for LZ4, 1 is fast mode, 2 and up
+ *	high compression); pack_check_opts() knows each codec's highest
  * @filter: SZIP_FILTER_* or %PACK_FILTER_AUTO
  * @dict_size: dictionary bytes (0 none, up to pack_max_dict()) or
  *	%PACK_DICT_AUTO
@@ -54,9 +53,6 @@ struct pack_result {
 	u32 dict_size;
 };
 
-int pack_check_opts(const struct pack_opts *o, char *err, size_t err_len);
-int pack_max_level(int codec);
-u32 pack_max_dict(int format, int codec);
 int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 	      struct pack_result *res, char *err, size_t err_len);
 

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private header of the szip tool: the parsed command line, which main.c
+ * fills in and the commands only read, and the functions the tool's files
+ * share, grouped by the file that defines them.
+ */
+#ifndef _SZIP_TOOL_H
+#define _SZIP_TOOL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "szip.h"
+#include "options.h"
+
+enum szip_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST };
+
+/**
+ * struct szip_opts - the command line
+ * @mode: what to do; the last of -z, -d, -t and -l wins
+ * @to_stdout: -c
+ * @keep: -k
+ * @force: -f
+ * @verbose: -1 quiet (-q), 0 normal, 1 and up verbose (-v, repeatable)
+ * @pack: what to encode (the encoder's options, pack_set_defaults() done)
+ */
+struct szip_opts {
+	enum szip_mode mode;
+	bool to_stdout;
+	bool keep;
+	bool force;
+	int verbose;
+	struct pack_opts pack;
+};
+
+/*
+ * A command: @in is a file name or "-" for stdin, @out the OUTPUT operand
+ * (NULL if none was given; always NULL for -t and -l).  Returns 0, or -1
+ * after a message naming the file.
+ */
+typedef int (*szip_cmd_fn)(const struct szip_opts *o, const char *in,
+			   const char *out);
+
+/* cmd_compress.c */
+int szip_cmd_compress(const struct szip_opts *o, const char *in,
+		      const char *out);
+
+/* cmd_decompress.c */
+typedef int (*szip_sink_fn)(void *ctx, const u8 *data, size_t len, u64 pos);
+int szip_decode_buffer(const char *name, const u8 *buf, size_t len,
+		       struct szip_info *info, szip_sink_fn sink, void *ctx);
+int szip_cmd_decompress(const struct szip_opts *o, const char *in,
+			const char *out);
+int szip_cmd_test(const struct szip_opts *o, const char *in, const char *out);
+
+/* cmd_list.c */
+int szip_cmd_list(const struct szip_opts *o, const char *in, const char *out);
+
+/* utils.c */
+
+/**
+ * struct szip_job - one compression or decompression
+ * @in: the input's name, "-" for stdin
+ * @out: the output's name (unused with @to_stdout)
+ * @to_stdout: the output goes to stdout
+ * @remove_src: delete the input once the output is in place
+ * @st: the input's stat
+ * @buf: the input's bytes (malloc'd)
+ * @len: their number
+ */
+struct szip_job {
+	const char *in;
+	char out[PATH_MAX];
+	bool to_stdout;
+	bool remove_src;
+	struct stat st;
+	u8 *buf;
+	size_t len;
+};
+
+/* Writes an output to @fd; 0, -errno, or -ECANCELED if it said why */
+typedef int (*szip_producer_fn)(int fd, void *ctx);
+
+void szip_fail(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void szip_catch_signals(void);
+int szip_write_all(int fd, const u8 *buf, size_t len);
+int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
+		    size_t *len, struct stat *st);
+int szip_job_start(const struct szip_opts *o, struct szip_job *j,
+		   const char *in, const char *out);
+int szip_job_finish(struct szip_job *j, szip_producer_fn produce, void *ctx);
+
+#endif /* _SZIP_TOOL_H */
