@@ -3,7 +3,7 @@
  * szip decoder library: header and table validation for v1 (faulty.lib)
  * and v2 files, chunk decoding (deflate, zstd, LZ4), checksums, BCJ
  * filters.  One source for the kernel module, the packer,
- * the unit tests and the fuzzer; see szip_private.h for the environment
+ * the unit tests and the fuzzer; see szip_env.h for the environment
  * switch.  The library never allocates: callers provide the decoder's
  * memory (szip_decoder_size() bytes).
  */
@@ -141,7 +141,7 @@ struct szip_info {
  * @table: the offset table (@info.nr_chunks entries)
  * @csums: the checksum table, or NULL if the file has no checksums
  * @zstd_dict: the dictionary as prepared for zstd by the environment, or
- *	NULL (zstd files with a dictionary need it; see szip_private.h)
+ *	NULL (zstd files with a dictionary need it; see szip_env.h)
  */
 struct szip_file {
 	struct szip_info info;

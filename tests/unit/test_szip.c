@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "szip_config.h"
+#include "szip_env.h"
 #include "szip.h"
 #include "pack.h"
 

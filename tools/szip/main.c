@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "szip_config.h"
+#include "szip_env.h"
 #include "szip.h"
 #include "pack.h"
 
