@@ -168,7 +168,7 @@ static int read_szip_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 	size_t hdr_len, meta_len;
 	char detail[64];
 	u32 bad, i;
-	int ret;
+	enum szip_ret ret;
 
 	hdr_len = min_t(loff_t, ei->raw_size, sizeof(hdr));
 	if (read_cached(inode, 0, hdr, hdr_len))

@@ -365,7 +365,7 @@ static int decode(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 chunk,
 		  const u8 *in, u8 *out)
 {
 	u32 clen = szip_chunk_clen(&ei->sf, chunk);
-	int ret;
+	enum szip_ret ret;
 
 	ret = szip_decode_chunk(ws->dec, &ei->sf, chunk, in, clen, out);
 	if (ret) {

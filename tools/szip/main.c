@@ -331,9 +331,10 @@ static int decode_buffer(const char *name, const u8 *buf, size_t len,
 {
 	struct szip_decoder *d;
 	struct szip_file f;
+	enum szip_ret ret;
+	int err = 0;
 	u8 *out;
 	u32 i, bad = 0;
-	int ret;
 
 	ret = szip_open_buffer(&f, buf, len, &bad);
 	if (ret == SZIP_ERR_OFFSETS) {
@@ -359,7 +360,7 @@ static int decode_buffer(const char *name, const u8 *buf, size_t len,
 	ret = szip_file_prepare(&f);
 	if (ret)
 		fail(name, "cannot prepare the dictionary");
-	for (i = 0; !ret && i < info->nr_chunks; i++) {
+	for (i = 0; !ret && !err && i < info->nr_chunks; i++) {
 		u64 off = szip_chunk_offset(&f, i);
 
 		ret = szip_decode_chunk(d, &f, i, buf + off,
@@ -368,14 +369,14 @@ static int decode_buffer(const char *name, const u8 *buf, size_t len,
 			fail(name, "chunk %u: %s", i, szip_strerror(ret));
 			break;
 		}
-		ret = sink(ctx, out, szip_chunk_ulen(info, i),
+		err = sink(ctx, out, szip_chunk_ulen(info, i),
 			   (u64)i * info->chunk_size);
 	}
 	szip_file_release(&f);
 	szip_decoder_end(d);
 	free(d);
 	free(out);
-	return ret ? -1 : 0;
+	return ret || err ? -1 : 0;
 }
 
 struct compare_ctx {
