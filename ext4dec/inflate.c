@@ -41,7 +41,7 @@ int ext4dec_decode_chunk(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 ch
 			 const u8 *in, u8 *out)
 {
 	u32 clen = szip_chunk_clen(&ei->sf, chunk);
-	int ret;
+	enum szip_ret ret;
 
 	ret = szip_decode_chunk(ws->dec, &ei->sf, chunk, in, clen, out);
 	if (ret) {

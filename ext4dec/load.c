@@ -135,7 +135,7 @@ static int ext4dec_load_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 	size_t hdr_len, meta_len;
 	char detail[64];
 	u32 bad, i;
-	int ret;
+	enum szip_ret ret;
 
 	hdr_len = min_t(loff_t, ei->raw_size, sizeof(hdr));
 	if (ext4dec_read_cached(inode, 0, hdr, hdr_len))

@@ -5,7 +5,8 @@
 #   checkpatch.pl --strict on ext4dec/, szip/ and include/ (from Debian's
 #     linux-source package of the newest supported series, fetched into the
 #     cache; the LINUX_VERSION_CODE warning is tolerated in compat.h only,
-#     and the CamelCase check for the kernel's own zlib_inflateInit2 name);
+#     and the CamelCase check in szip's environment, for the names of the
+#     zlib, zstd and LZ4 it adapts to);
 #   kernel-doc -none on every kernel source;
 #   a W=1 build with sparse (C=2) against each kernel's headers: no warning.
 #
@@ -59,7 +60,7 @@ if scripts=$(fetch_scripts); then
 	others=()
 	for f in "${kernel_files[@]}"; do
 		case $f in
-		ext4dec/compat.h | ext4dec/szip_env.h | ext4dec/codec.c) ;;
+		ext4dec/compat.h | szip/szip_env_*.[ch]) ;;
 		*) others+=("$f") ;;
 		esac
 	done
@@ -71,10 +72,10 @@ if scripts=$(fetch_scripts); then
 			--show-types -f "${others[@]}" || cp_rc=1
 		perl "$scripts/scripts/checkpatch.pl" --strict --no-tree --terse \
 			--show-types --ignore LINUX_VERSION_CODE -f ext4dec/compat.h || cp_rc=1
-		# adapters to the kernel's zlib, zstd and LZ4, whose names these are
+		# adapters to zlib, zstd and LZ4 (kernel and userspace), whose
+		# names these are
 		perl "$scripts/scripts/checkpatch.pl" --strict --no-tree --terse \
-			--show-types --ignore CAMELCASE -f ext4dec/szip_env.h ext4dec/codec.c ||
-			cp_rc=1
+			--show-types --ignore CAMELCASE -f szip/szip_env_*.[ch] || cp_rc=1
 	} >"$work/cp" 2>&1
 	# and it must still find what it should: a line with two findings
 	printf 'int f(){return 0;}\n' >"$work/canary.c"

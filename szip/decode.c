@@ -37,7 +37,7 @@ size_t szip_decoder_size(void)
  * allocation-free in the kernel.
  * Return: %SZIP_OK or %SZIP_ERR_INTERNAL.
  */
-int szip_decoder_init(struct szip_decoder *d)
+enum szip_ret szip_decoder_init(struct szip_decoder *d)
 {
 	u8 *mem = (u8 *)(d + 1);
 
@@ -75,7 +75,7 @@ void szip_decoder_end(struct szip_decoder *d)
  * Context: may sleep (allocates).  Call szip_file_release() when done.
  * Return: %SZIP_OK or %SZIP_ERR_INTERNAL (out of memory).
  */
-int szip_file_prepare(struct szip_file *f)
+enum szip_ret szip_file_prepare(struct szip_file *f)
 {
 	if (f->info.codec != SZIP_CODEC_ZSTD || !f->info.dict_size ||
 	    f->zstd_dict)
@@ -96,7 +96,8 @@ void szip_file_release(struct szip_file *f)
 }
 
 /* Run the dictionary through the inflater as a leading stored block. */
-static int feed_dictionary(struct szip_decoder *d, const u8 *dict, u32 len)
+static enum szip_ret feed_dictionary(struct szip_decoder *d, const u8 *dict,
+				     u32 len)
 {
 	z_stream *zs = &d->zs;
 	u8 hdr[STORED_HDR_LEN];
@@ -131,7 +132,7 @@ static int feed_dictionary(struct szip_decoder *d, const u8 *dict, u32 len)
  * input ran out; with input left the output did.  With both used up, ask
  * for one more byte to tell a long chunk from a truncated one.
  */
-static int stopped_early(z_stream *zs)
+static enum szip_ret stopped_early(z_stream *zs)
 {
 	u8 probe;
 
@@ -146,7 +147,7 @@ static int stopped_early(z_stream *zs)
 }
 
 /* Map the end state of a Z_FINISH inflate to a result. */
-static int inflate_result(z_stream *zs, int zret)
+static enum szip_ret inflate_result(z_stream *zs, int zret)
 {
 	if (zret == Z_STREAM_END) {
 		if (zs->avail_out)
@@ -163,13 +164,14 @@ static int inflate_result(z_stream *zs, int zret)
 }
 
 /* Raw deflate of one chunk, with the dictionary as preset history */
-static int inflate_chunk(struct szip_decoder *d, const struct szip_info *info,
-			 const u8 *dict, const u8 *in, size_t in_len, u8 *out,
-			 u32 ulen)
+static enum szip_ret inflate_chunk(struct szip_decoder *d,
+				   const struct szip_info *info,
+				   const u8 *dict, const u8 *in, size_t in_len,
+				   u8 *out, u32 ulen)
 {
 	z_stream *zs = &d->zs;
 	int wbits = info->window_bits;
-	int ret;
+	enum szip_ret ret;
 
 	/* legacy files (0): zlib-wrapped, window size from the zlib header */
 	if (wbits == SZIP_WBITS_LEGACY)
@@ -190,8 +192,9 @@ static int inflate_chunk(struct szip_decoder *d, const struct szip_info *info,
 }
 
 /* A v2 chunk: stored, or one zstd frame / LZ4 block / deflate stream */
-static int decode_v2(struct szip_decoder *d, const struct szip_file *f,
-		     const u8 *in, size_t in_len, u8 *out, u32 ulen)
+static enum szip_ret decode_v2(struct szip_decoder *d,
+			       const struct szip_file *f, const u8 *in,
+			       size_t in_len, u8 *out, u32 ulen)
 {
 	const struct szip_info *info = &f->info;
 	long n;
@@ -270,12 +273,13 @@ u64 szip_csum(u8 checksum, const u8 *buf, size_t len)
  *
  * Return: %SZIP_OK or the &enum szip_ret describing the corruption.
  */
-int szip_decode_chunk(struct szip_decoder *d, const struct szip_file *f,
-		      u32 index, const u8 *in, size_t in_len, u8 *out)
+enum szip_ret szip_decode_chunk(struct szip_decoder *d,
+				const struct szip_file *f, u32 index,
+				const u8 *in, size_t in_len, u8 *out)
 {
 	const struct szip_info *info = &f->info;
 	u32 ulen;
-	int ret;
+	enum szip_ret ret;
 
 	if (index >= info->nr_chunks)
 		return SZIP_ERR_CHUNK_INDEX;

@@ -48,9 +48,10 @@ static const char *const messages[SZIP_NR_ERRORS] = {
  *
  * Return: a static, human-readable message; never NULL.
  */
-const char *szip_strerror(int ret)
+const char *szip_strerror(enum szip_ret ret)
 {
-	if (ret < 0 || ret >= SZIP_NR_ERRORS)
+	/* unsigned: an out-of-range value may be negative */
+	if ((unsigned int)ret >= SZIP_NR_ERRORS)
 		return "unknown szip error";
 	return messages[ret];
 }
@@ -67,7 +68,8 @@ static bool window_bits_valid(int wbits)
 #define FIELD(p, type, field)	((p) + offsetof(struct type, field))
 
 /* v1: faulty.lib's 20-byte header */
-static int parse_v1(struct szip_info *info, const u8 *p, u64 file_size)
+static enum szip_ret parse_v1(struct szip_info *info, const u8 *p,
+			      u64 file_size)
 {
 	u64 table_end;
 
@@ -132,7 +134,8 @@ u32 szip_csum_size(u8 checksum)
 }
 
 /* v2: this project's 64-byte header (docs/szip-format.md, section 9) */
-static int parse_v2(struct szip_info *info, const u8 *p, u64 file_size)
+static enum szip_ret parse_v2(struct szip_info *info, const u8 *p,
+			      u64 file_size)
 {
 	u64 nr_chunks, table_end;
 	u32 shift, i;
@@ -222,8 +225,8 @@ int szip_format_of(const void *buf, size_t len)
  *
  * Return: %SZIP_OK or the &enum szip_ret naming the first problem found.
  */
-int szip_parse_header(struct szip_info *info, const void *buf, size_t len,
-		      u64 file_size)
+enum szip_ret szip_parse_header(struct szip_info *info, const void *buf,
+				size_t len, u64 file_size)
 {
 	int format = szip_format_of(buf, len < file_size ? len : (size_t)file_size);
 
@@ -246,7 +249,7 @@ int szip_parse_header(struct szip_info *info, const void *buf, size_t len,
  * Return: %SZIP_OK, or the error naming the missing capability
  * (%SZIP_ERR_NO_ZSTD, %SZIP_ERR_NO_ZSTD_DICT, %SZIP_ERR_NO_LZ4).
  */
-int szip_check_support(const struct szip_info *info)
+enum szip_ret szip_check_support(const struct szip_info *info)
 {
 	if (info->codec == SZIP_CODEC_ZSTD) {
 		if (!SZIP_HAVE_ZSTD)
@@ -278,7 +281,7 @@ void szip_file_set_meta(struct szip_file *f, const u8 *meta)
 	f->zstd_dict = NULL;
 }
 
-static int table_error(u32 *bad_chunk, u32 i)
+static enum szip_ret table_error(u32 *bad_chunk, u32 i)
 {
 	if (bad_chunk)
 		*bad_chunk = i;
@@ -297,7 +300,7 @@ static int table_error(u32 *bad_chunk, u32 i)
  *
  * Return: %SZIP_OK or %SZIP_ERR_OFFSETS.
  */
-int szip_check_table(const struct szip_file *f, u32 *bad_chunk)
+enum szip_ret szip_check_table(const struct szip_file *f, u32 *bad_chunk)
 {
 	const struct szip_info *info = &f->info;
 	u64 prev = info->data_offset;
@@ -333,10 +336,10 @@ int szip_check_table(const struct szip_file *f, u32 *bad_chunk)
  *
  * Return: %SZIP_OK or the first problem found.
  */
-int szip_open_buffer(struct szip_file *f, const void *buf, size_t len,
-		     u32 *bad_chunk)
+enum szip_ret szip_open_buffer(struct szip_file *f, const void *buf,
+			       size_t len, u32 *bad_chunk)
 {
-	int ret = szip_parse_header(&f->info, buf, len, len);
+	enum szip_ret ret = szip_parse_header(&f->info, buf, len, len);
 
 	if (!ret)
 		ret = szip_check_support(&f->info);

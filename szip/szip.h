@@ -3,7 +3,7 @@
  * szip decoder library: header and table validation for v1 (faulty.lib)
  * and v2 files, chunk decoding (deflate, zstd, LZ4), checksums, BCJ
  * filters.  One source for the kernel module, the packer,
- * the unit tests and the fuzzer; see szip_private.h for the environment
+ * the unit tests and the fuzzer; see szip_env.h for the environment
  * switch.  The library never allocates: callers provide the decoder's
  * memory (szip_decoder_size() bytes).
  */
@@ -141,7 +141,7 @@ struct szip_info {
  * @table: the offset table (@info.nr_chunks entries)
  * @csums: the checksum table, or NULL if the file has no checksums
  * @zstd_dict: the dictionary as prepared for zstd by the environment, or
- *	NULL (zstd files with a dictionary need it; see szip_private.h)
+ *	NULL (zstd files with a dictionary need it; see szip_env.h)
  */
 struct szip_file {
 	struct szip_info info;
@@ -153,16 +153,16 @@ struct szip_file {
 
 struct szip_decoder;
 
-const char *szip_strerror(int ret);
+const char *szip_strerror(enum szip_ret ret);
 
 int szip_format_of(const void *buf, size_t len);
-int szip_parse_header(struct szip_info *info, const void *buf, size_t len,
-		      u64 file_size);
-int szip_check_support(const struct szip_info *info);
+enum szip_ret szip_parse_header(struct szip_info *info, const void *buf,
+				size_t len, u64 file_size);
+enum szip_ret szip_check_support(const struct szip_info *info);
 void szip_file_set_meta(struct szip_file *f, const u8 *meta);
-int szip_check_table(const struct szip_file *f, u32 *bad_chunk);
-int szip_open_buffer(struct szip_file *f, const void *buf, size_t len,
-		     u32 *bad_chunk);
+enum szip_ret szip_check_table(const struct szip_file *f, u32 *bad_chunk);
+enum szip_ret szip_open_buffer(struct szip_file *f, const void *buf,
+			       size_t len, u32 *bad_chunk);
 u64 szip_chunk_offset(const struct szip_file *f, u32 i);
 u32 szip_chunk_clen(const struct szip_file *f, u32 i);
 u32 szip_chunk_ulen(const struct szip_info *info, u32 i);
@@ -171,12 +171,13 @@ u64 szip_csum(u8 checksum, const u8 *buf, size_t len);
 u32 szip_csum_size(u8 checksum);
 
 size_t szip_decoder_size(void);
-int szip_decoder_init(struct szip_decoder *d);
+enum szip_ret szip_decoder_init(struct szip_decoder *d);
 void szip_decoder_end(struct szip_decoder *d);
-int szip_file_prepare(struct szip_file *f);
+enum szip_ret szip_file_prepare(struct szip_file *f);
 void szip_file_release(struct szip_file *f);
-int szip_decode_chunk(struct szip_decoder *d, const struct szip_file *f,
-		      u32 index, const u8 *in, size_t in_len, u8 *out);
+enum szip_ret szip_decode_chunk(struct szip_decoder *d,
+				const struct szip_file *f, u32 index,
+				const u8 *in, size_t in_len, u8 *out);
 
 void szip_bcj(u8 filter, u8 *buf, size_t len, u32 pos, bool encode);
 

@@ -1,28 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one environment switch of the szip library.  The kernel's half is
- * ext4dec/szip_env.h (lib/zlib_inflate, lib/zstd, lib/lz4, xxhash,
- * libcrc32c); the userspace half is tools/szip/szip_config.h (system zlib,
- * libzstd, liblz4, libxxhash).  Each provides:
- *
- *   z_stream, Z_* and szip_zws_size(), szip_zinit(), szip_zreset(),
- *	szip_zinflate(), szip_zend(): raw inflate
- *   SZIP_HAVE_ZSTD, SZIP_HAVE_ZSTD_DICT, SZIP_HAVE_LZ4: 0 or 1
- *   szip_zstd_ws_size(), szip_zstd_init(), szip_zstd_end(),
- *	szip_zstd_decompress(), szip_zstd_dict_new(), szip_zstd_dict_free()
- *   szip_lz4_decompress()
- *   szip_xxh64(), szip_crc32c()
- *
- * The library sources use only these names.
+ * Private header of the szip library: the environment (szip_env.h), the
+ * decoder's state, byte-order helpers.
  */
 #ifndef _SZIP_PRIVATE_H
 #define _SZIP_PRIVATE_H
 
-#ifdef __KERNEL__
 #include "szip_env.h"
-#else
-#include "szip_config.h"
-#endif
 
 #include "szip.h"
 

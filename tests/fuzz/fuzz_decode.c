@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "szip_config.h"
+#include "szip_env.h"
 #include "szip.h"
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size);

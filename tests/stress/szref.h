@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "szip_config.h"
+#include "szip_env.h"
 #include "szip.h"
 
 /*
@@ -48,7 +48,8 @@ static const char *const ref_act_names[] = { "refuse", "accept", "either" };
  * @act: what activation must do
  * @f: the parsed file (valid files)
  * @info: its header
- * @err: the library's first complaint (0 for a valid file)
+ * @err: the library's first complaint (%SZIP_OK for a valid file;
+ *	%SZIP_ERR_INTERNAL if memory ran out here)
  * @data: @info.size bytes, the decoded chunks (zeros in bad chunks)
  * @bad: one flag per chunk, nonzero if the chunk does not decode
  * @nr_bad: number of bad chunks
@@ -59,7 +60,7 @@ struct ref {
 	enum ref_act act;
 	struct szip_file f;
 	struct szip_info info;
-	int err;
+	enum szip_ret err;
 	u8 *data;
 	u8 *bad;
 	u32 nr_bad;
@@ -113,7 +114,7 @@ static inline int ref_compute(struct szip_decoder *dec, const u8 *file,
 	r->bad = calloc(1, r->info.nr_chunks);
 	if (!r->data || !r->bad) {
 		ref_free(r);
-		r->err = -1;
+		r->err = SZIP_ERR_INTERNAL;
 		return -1;
 	}
 	for (i = 0; i < r->info.nr_chunks; i++) {

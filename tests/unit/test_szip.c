@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "szip_config.h"
+#include "szip_env.h"
 #include "szip.h"
 #include "pack.h"
 
@@ -79,13 +79,13 @@ out:
  * Decode a whole szip buffer the way a reader of the file would: header,
  * table, then every chunk.  Returns the first error; *out gets the output.
  */
-static int decode_all(const u8 *buf, size_t len, u8 **out, size_t *out_len,
-		      u32 *bad_chunk)
+static enum szip_ret decode_all(const u8 *buf, size_t len, u8 **out,
+				size_t *out_len, u32 *bad_chunk)
 {
 	struct szip_decoder *d;
 	struct szip_file f;
+	enum szip_ret ret;
 	u32 i;
-	int ret;
 
 	*out = NULL;
 	ret = szip_open_buffer(&f, buf, len, bad_chunk);
@@ -128,7 +128,7 @@ static void test_vector_dir(const char *dir)
 	while ((de = readdir(dp))) {
 		size_t n = strlen(de->d_name), sz_len, in_len, out_len;
 		u8 *sz, *in, *out;
-		int ret;
+		enum szip_ret ret;
 
 		if (n < 4 || strcmp(de->d_name + n - 3, ".sz"))
 			continue;
@@ -159,7 +159,7 @@ static void test_vector_dir(const char *dir)
 
 static const struct {
 	const char *name;
-	int ret;
+	enum szip_ret ret;
 } bad_cases[] = {
 	{ "bad-magic", SZIP_ERR_MAGIC },
 	{ "short-header", SZIP_ERR_SHORT },
@@ -191,7 +191,7 @@ static void test_bad_vectors(const char *dir)
 	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		size_t len, out_len;
 		u8 *buf, *out;
-		int ret;
+		enum szip_ret ret;
 
 		snprintf(path, sizeof(path), "%s/%s.sz", dir, bad_cases[i].name);
 		buf = read_file(path, &len);
@@ -270,7 +270,10 @@ static void fill_code(u8 *p, size_t n)
 	}
 }
 
-/* Pack @in with @o, decode it again and compare; *packed: the file size */
+/*
+ * Pack @in with @o, decode it again and compare; *packed: the file size.
+ * Returns 0 if the round trip gives @in back, else -1.
+ */
 static int pack_and_check(const struct pack_opts *o, const u8 *in, size_t len,
 			  size_t *packed)
 {
@@ -278,17 +281,17 @@ static int pack_and_check(const struct pack_opts *o, const u8 *in, size_t len,
 	size_t out_len = 0;
 	char err[256];
 	u8 *out = NULL;
-	int ret;
+	enum szip_ret ret;
+	bool same;
 
 	if (szip_pack(in, len, o, &res, err, sizeof(err)))
 		return -1;
 	*packed = res.len;
 	ret = decode_all(res.data, res.len, &out, &out_len, NULL);
-	if (!ret && (out_len != len || memcmp(out, in, len)))
-		ret = -1;
+	same = !ret && out_len == len && !memcmp(out, in, len);
 	free(out);
 	free(res.data);
-	return ret;
+	return same ? 0 : -1;
 }
 
 static int round_trip(const u8 *in, size_t len, u32 chunk, int level,
@@ -479,7 +482,7 @@ enum mutation {
 
 static const struct {
 	const char *name;
-	int ret;
+	enum szip_ret ret;
 } mutations[M_NR_MUTATIONS] = {
 	[M_MAGIC] = { "bad magic", SZIP_ERR_MAGIC },
 	[M_SHORT] = { "truncated header (19 bytes)", SZIP_ERR_SHORT },
@@ -577,9 +580,11 @@ static void test_malformed(void)
 		size_t len = with_dict ? dict_len : base_len, out_len;
 		u8 *b = mutate(with_dict ? dict_base : base, &len, m);
 		u8 *out = NULL;
-		int ret;
+		enum szip_ret ret;
 
-		ret = b ? decode_all(b, len, &out, &out_len, NULL) : -1;
+		/* out of memory: as decode_all() says it */
+		ret = b ? decode_all(b, len, &out, &out_len, NULL) :
+			  SZIP_ERR_INTERNAL;
 		result(ret == mutations[m].ret, "malformed: %s -> %s (expected %s)",
 		       mutations[m].name, szip_strerror(ret),
 		       szip_strerror(mutations[m].ret));
@@ -782,7 +787,7 @@ static void test_v2_malformed(void)
 		const char *name;
 		int off, width;		/* field to set; width 0: special */
 		u64 value;
-		int ret;
+		enum szip_ret ret;
 	} cases[] = {
 		{ "codec 0", 4, 1, 0, SZIP_ERR_CODEC },
 		{ "codec 4", 4, 1, 4, SZIP_ERR_CODEC },
@@ -830,7 +835,7 @@ static void test_v2_malformed(void)
 		u8 *b = malloc(res.len + 16), *out = NULL;
 		u64 tab = f.info.table_offset, cs = f.info.csum_offset;
 		u32 bad = UINT32_MAX;
-		int ret;
+		enum szip_ret ret;
 
 		memcpy(b, res.data, res.len);
 		if (cases[i].width == 1)

@@ -32,7 +32,8 @@ int szip_decode_buffer(const char *name, const u8 *buf, size_t len,
 	struct szip_file f;
 	u8 *out;
 	u32 i, bad = 0;
-	int ret;
+	enum szip_ret ret;
+	int err = 0;
 
 	ret = szip_open_buffer(&f, buf, len, &bad);
 	if (ret == SZIP_ERR_OFFSETS) {
@@ -59,7 +60,7 @@ int szip_decode_buffer(const char *name, const u8 *buf, size_t len,
 	ret = szip_file_prepare(&f);
 	if (ret)
 		szip_fail(name, "cannot prepare the dictionary");
-	for (i = 0; !ret && i < info->nr_chunks; i++) {
+	for (i = 0; !ret && !err && i < info->nr_chunks; i++) {
 		u64 off = szip_chunk_offset(&f, i);
 
 		ret = szip_decode_chunk(d, &f, i, buf + off,
@@ -68,14 +69,14 @@ int szip_decode_buffer(const char *name, const u8 *buf, size_t len,
 			szip_fail(name, "chunk %u: %s", i, szip_strerror(ret));
 			break;
 		}
-		ret = sink(ctx, out, szip_chunk_ulen(info, i),
+		err = sink(ctx, out, szip_chunk_ulen(info, i),
 			   (u64)i * info->chunk_size);
 	}
 	szip_file_release(&f);
 	szip_decoder_end(d);
 	free(d);
 	free(out);
-	return ret ? -1 : 0;
+	return ret || err ? -1 : 0;
 }
 
 static int discard_sink(void *ctx, const u8 *data, size_t len, u64 pos)

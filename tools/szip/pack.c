@@ -31,7 +31,7 @@
 #include <lz4hc.h>
 #include <zdict.h>
 
-#include "szip_config.h"
+#include "szip_env.h"
 #include "options.h"
 
 #define SAMPLE_CHUNKS	128

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kernel half of the szip library's environment (see szip/szip_private.h):
+ * Kernel half of the szip library's environment (see szip_env.h):
  * lib/zlib_inflate, lib/zstd, lib/lz4, xxhash and libcrc32c.  Everything
  * here is allocation-free except the zstd dictionary, made once per file
- * at activation (codec.c).
+ * by szip_file_prepare() (szip_env_kernel.c).
  */
-#ifndef _EXT4DEC_SZIP_ENV_H
-#define _EXT4DEC_SZIP_ENV_H
+#ifndef _SZIP_ENV_KERNEL_H
+#define _SZIP_ENV_KERNEL_H
 
 #include <linux/kernel.h>
 #include <linux/string.h>
@@ -16,7 +16,20 @@
 #include <linux/xxhash.h>
 #include <linux/crc32c.h>
 
-#include "compat.h"
+/*
+ * szip tests no kernel version.  What differs between the kernels it is
+ * built for, the module that builds it says in szip_kernel_config.h, found
+ * on the module's include path (ext4dec's takes it from its compat.h):
+ *
+ *   SZIP_HAVE_ZSTD_DICT: 1 if the kernel's zstd can decompress with a
+ *	dictionary (zstd_create_ddict_byreference(), zstd_free_ddict(),
+ *	zstd_decompress_using_ddict()), else 0
+ */
+#include "szip_kernel_config.h"
+
+#if !defined(SZIP_HAVE_ZSTD_DICT)
+#error "szip_kernel_config.h must define SZIP_HAVE_ZSTD_DICT to 0 or 1"
+#endif
 
 static inline size_t szip_zws_size(void)
 {
@@ -45,7 +58,6 @@ static inline void szip_zend(z_stream *zs)
 }
 
 #define SZIP_HAVE_ZSTD		1
-#define SZIP_HAVE_ZSTD_DICT	EXT4DEC_HAVE_ZSTD_DDICT
 #define SZIP_HAVE_LZ4		1
 
 static inline size_t szip_zstd_ws_size(void)
@@ -97,4 +109,4 @@ static inline u32 szip_crc32c(const u8 *buf, size_t len)
 	return ~crc32c(~0U, buf, len);
 }
 
-#endif /* _EXT4DEC_SZIP_ENV_H */
+#endif /* _SZIP_ENV_KERNEL_H */

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The parts of the szip library's kernel environment (szip_env.h) that are
- * not inline: zstd decompression, with a per-file dictionary where the
- * kernel can use one.
+ * The parts of the szip library's kernel environment (szip_env_kernel.h)
+ * that are not inline: zstd decompression, with a per-file dictionary
+ * where the kernel can use one (SZIP_HAVE_ZSTD_DICT).  Built only into
+ * the kernel module.
  */
-#include "ext4dec.h"
-#include "szip_env.h"
-
 #include <linux/mm.h>
 #include <linux/slab.h>
 
-#if EXT4DEC_HAVE_ZSTD_DDICT
+#include "szip_private.h"
+
+#if SZIP_HAVE_ZSTD_DICT
 static void *ddict_alloc(void *opaque, size_t size)
 {
 	return kvmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
@@ -76,7 +76,7 @@ long szip_zstd_decompress(void *zstd, u8 *out, size_t cap, const u8 *in,
 {
 	size_t ret;
 
-#if EXT4DEC_HAVE_ZSTD_DDICT
+#if SZIP_HAVE_ZSTD_DICT
 	if (ddict)
 		ret = zstd_decompress_using_ddict(zstd, out, cap, in, len, ddict);
 	else

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Userspace half of the szip library's environment (see
- * szip/szip_private.h): libc, the system zlib, libzstd, liblz4 and
- * libxxhash; CRC-32C is computed here (no common library has it).
+ * Userspace half of the szip library's environment (see szip_env.h): libc,
+ * the system zlib, libzstd, liblz4 and libxxhash; CRC-32C is computed here
+ * (no common library has it).
  */
-#ifndef _SZIP_CONFIG_H
-#define _SZIP_CONFIG_H
+#ifndef _SZIP_ENV_USER_H
+#define _SZIP_ENV_USER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -127,4 +127,4 @@ static inline __u32 szip_crc32c(const __u8 *buf, size_t len)
 	return ~crc;
 }
 
-#endif /* _SZIP_CONFIG_H */
+#endif /* _SZIP_ENV_USER_H */
