@@ -92,7 +92,7 @@ static struct attribute *refusal_attrs[ARRAY_SIZE(refusals) + 1];
 static const struct attribute_group main_group = { .attrs = main_attrs };
 static const struct attribute_group refusal_group = { .attrs = refusal_attrs };
 
-static void fill_attrs(void)
+static void ext4dec_sysfs_fill_attrs(void)
 {
 	size_t i, n = 0;
 
@@ -114,7 +114,7 @@ int ext4dec_sysfs_init(void)
 {
 	int err;
 
-	fill_attrs();
+	ext4dec_sysfs_fill_attrs();
 	ext4dec_kobj = kobject_create_and_add("ext4dec", kernel_kobj);
 	if (!ext4dec_kobj)
 		return -ENOMEM;

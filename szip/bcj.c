@@ -9,7 +9,7 @@
  */
 #include "szip_private.h"
 
-static bool x86_ms_byte(u8 b)
+static bool bcj_x86_ms_byte(u8 b)
 {
 	return b == 0x00 || b == 0xFF;
 }
@@ -59,11 +59,11 @@ static void bcj_x86(u8 *buf, size_t len, u32 pos, bool encode)
 				mask = (mask & 0x77) << 1;
 
 		b = buf[k + 4];
-		if (!x86_ms_byte(b) || !allowed[(mask >> 1) & 7] ||
+		if (!bcj_x86_ms_byte(b) || !allowed[(mask >> 1) & 7] ||
 		    (mask >> 1) >= 0x10) {
 			k++;
 			mask |= 1;
-			if (x86_ms_byte(b))
+			if (bcj_x86_ms_byte(b))
 				mask |= 0x10;
 			continue;
 		}
@@ -76,7 +76,7 @@ static void bcj_x86(u8 *buf, size_t len, u32 pos, bool encode)
 			if (!mask)
 				break;
 			j = bit[mask >> 1];
-			if (!x86_ms_byte((u8)(d >> (24 - 8 * j))))
+			if (!bcj_x86_ms_byte((u8)(d >> (24 - 8 * j))))
 				break;
 			v = d ^ ((1U << (32 - 8 * j)) - 1);
 		}

@@ -96,8 +96,8 @@ void szip_file_release(struct szip_file *f)
 }
 
 /* Run the dictionary through the inflater as a leading stored block. */
-static enum szip_ret feed_dictionary(struct szip_decoder *d, const u8 *dict,
-				     u32 len)
+static enum szip_ret szip_feed_dictionary(struct szip_decoder *d, const u8 *dict,
+					  u32 len)
 {
 	z_stream *zs = &d->zs;
 	u8 hdr[STORED_HDR_LEN];
@@ -132,7 +132,7 @@ static enum szip_ret feed_dictionary(struct szip_decoder *d, const u8 *dict,
  * input ran out; with input left the output did.  With both used up, ask
  * for one more byte to tell a long chunk from a truncated one.
  */
-static enum szip_ret stopped_early(z_stream *zs)
+static enum szip_ret szip_stopped_early(z_stream *zs)
 {
 	u8 probe;
 
@@ -147,7 +147,7 @@ static enum szip_ret stopped_early(z_stream *zs)
 }
 
 /* Map the end state of a Z_FINISH inflate to a result. */
-static enum szip_ret inflate_result(z_stream *zs, int zret)
+static enum szip_ret szip_inflate_result(z_stream *zs, int zret)
 {
 	if (zret == Z_STREAM_END) {
 		if (zs->avail_out)
@@ -159,13 +159,13 @@ static enum szip_ret inflate_result(z_stream *zs, int zret)
 	if (zret == Z_DATA_ERROR)
 		return SZIP_ERR_DATA;
 	if (zret == Z_OK || zret == Z_BUF_ERROR)
-		return stopped_early(zs);
+		return szip_stopped_early(zs);
 	return SZIP_ERR_INTERNAL;
 }
 
 /* Raw deflate of one chunk, with the dictionary as preset history */
-static enum szip_ret inflate_chunk(struct szip_decoder *d,
-				   const struct szip_info *info,
+static enum szip_ret szip_inflate_chunk(struct szip_decoder *d,
+					const struct szip_info *info,
 				   const u8 *dict, const u8 *in, size_t in_len,
 				   u8 *out, u32 ulen)
 {
@@ -179,7 +179,7 @@ static enum szip_ret inflate_chunk(struct szip_decoder *d,
 	if (szip_zreset(zs, wbits))
 		return SZIP_ERR_INTERNAL;
 	if (info->dict_size) {
-		ret = feed_dictionary(d, dict, info->dict_size);
+		ret = szip_feed_dictionary(d, dict, info->dict_size);
 		if (ret)
 			return ret;
 	}
@@ -188,12 +188,12 @@ static enum szip_ret inflate_chunk(struct szip_decoder *d,
 	zs->avail_in = in_len;
 	zs->next_out = out;
 	zs->avail_out = ulen;
-	return inflate_result(zs, szip_zinflate(zs, Z_FINISH));
+	return szip_inflate_result(zs, szip_zinflate(zs, Z_FINISH));
 }
 
 /* A v2 chunk: stored, or one zstd frame / LZ4 block / deflate stream */
-static enum szip_ret decode_v2(struct szip_decoder *d,
-			       const struct szip_file *f, const u8 *in,
+static enum szip_ret szip_decode_v2(struct szip_decoder *d,
+				    const struct szip_file *f, const u8 *in,
 			       size_t in_len, u8 *out, u32 ulen)
 {
 	const struct szip_info *info = &f->info;
@@ -208,7 +208,7 @@ static enum szip_ret decode_v2(struct szip_decoder *d,
 
 	switch (info->codec) {
 	case SZIP_CODEC_DEFLATE:
-		return inflate_chunk(d, info, f->dict, in, in_len, out, ulen);
+		return szip_inflate_chunk(d, info, f->dict, in, in_len, out, ulen);
 	case SZIP_CODEC_ZSTD:
 		if (info->dict_size && !f->zstd_dict)
 			return SZIP_ERR_INTERNAL;	/* not prepared */
@@ -288,9 +288,9 @@ enum szip_ret szip_decode_chunk(struct szip_decoder *d,
 	if (info->version >= 2) {
 		ret = szip_check_support(info);
 		if (!ret)
-			ret = decode_v2(d, f, in, in_len, out, ulen);
+			ret = szip_decode_v2(d, f, in, in_len, out, ulen);
 	} else {
-		ret = inflate_chunk(d, info, f->dict, in, in_len, out, ulen);
+		ret = szip_inflate_chunk(d, info, f->dict, in, in_len, out, ulen);
 	}
 	if (ret)
 		return ret;

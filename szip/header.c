@@ -56,7 +56,7 @@ const char *szip_strerror(enum szip_ret ret)
 	return messages[ret];
 }
 
-static bool window_bits_valid(int wbits)
+static bool szip_window_bits_valid(int wbits)
 {
 	if (wbits < 0)
 		wbits = -wbits;
@@ -68,8 +68,8 @@ static bool window_bits_valid(int wbits)
 #define FIELD(p, type, field)	((p) + offsetof(struct type, field))
 
 /* v1: faulty.lib's 20-byte header */
-static enum szip_ret parse_v1(struct szip_info *info, const u8 *p,
-			      u64 file_size)
+static enum szip_ret szip_parse_v1(struct szip_info *info, const u8 *p,
+				   u64 file_size)
 {
 	u64 table_end;
 
@@ -91,7 +91,7 @@ static enum szip_ret parse_v1(struct szip_info *info, const u8 *p,
 		return SZIP_ERR_NR_CHUNKS;
 	if (!info->last_chunk_size || info->last_chunk_size > info->chunk_size)
 		return SZIP_ERR_LAST_CHUNK;
-	if (!window_bits_valid(info->window_bits))
+	if (!szip_window_bits_valid(info->window_bits))
 		return SZIP_ERR_WINDOW_BITS;
 	if (info->filter >= SZIP_NR_FILTERS)
 		return SZIP_ERR_FILTER;
@@ -134,8 +134,8 @@ u32 szip_csum_size(u8 checksum)
 }
 
 /* v2: this project's 64-byte header (docs/szip-format.md, section 9) */
-static enum szip_ret parse_v2(struct szip_info *info, const u8 *p,
-			      u64 file_size)
+static enum szip_ret szip_parse_v2(struct szip_info *info, const u8 *p,
+				   u64 file_size)
 {
 	u64 nr_chunks, table_end;
 	u32 shift, i;
@@ -233,13 +233,13 @@ enum szip_ret szip_parse_header(struct szip_info *info, const void *buf,
 	if (format == 2) {
 		if (len < SZIP2_HEADER_SIZE || file_size < SZIP2_HEADER_SIZE)
 			return SZIP_ERR_V2_SHORT;
-		return parse_v2(info, buf, file_size);
+		return szip_parse_v2(info, buf, file_size);
 	}
 	if (len < SZIP_HEADER_SIZE || file_size < SZIP_HEADER_SIZE)
 		return SZIP_ERR_SHORT;
 	if (format != 1)
 		return SZIP_ERR_MAGIC;
-	return parse_v1(info, buf, file_size);
+	return szip_parse_v1(info, buf, file_size);
 }
 
 /**
@@ -281,7 +281,7 @@ void szip_file_set_meta(struct szip_file *f, const u8 *meta)
 	f->zstd_dict = NULL;
 }
 
-static enum szip_ret table_error(u32 *bad_chunk, u32 i)
+static enum szip_ret szip_table_error(u32 *bad_chunk, u32 i)
 {
 	if (bad_chunk)
 		*bad_chunk = i;
@@ -311,15 +311,15 @@ enum szip_ret szip_check_table(const struct szip_file *f, u32 *bad_chunk)
 
 		if (off < prev || off >= info->total_size ||
 		    (i && off == prev))
-			return table_error(bad_chunk, i);
+			return szip_table_error(bad_chunk, i);
 		/* v2: chunk i - 1 (not the last) at most chunk_size bytes */
 		if (info->version >= 2 && i && off - prev > info->chunk_size)
-			return table_error(bad_chunk, i - 1);
+			return szip_table_error(bad_chunk, i - 1);
 		prev = off;
 	}
 	if (info->version >= 2 &&
 	    info->total_size - prev > info->last_chunk_size)
-		return table_error(bad_chunk, info->nr_chunks - 1);
+		return szip_table_error(bad_chunk, info->nr_chunks - 1);
 	return SZIP_OK;
 }
 

@@ -11,12 +11,12 @@
 #include "szip_private.h"
 
 #if SZIP_HAVE_ZSTD_DICT
-static void *ddict_alloc(void *opaque, size_t size)
+static void *szip_ddict_alloc(void *opaque, size_t size)
 {
 	return kvmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 }
 
-static void ddict_free(void *opaque, void *address)
+static void szip_ddict_free(void *opaque, void *address)
 {
 	kvfree(address);
 }
@@ -32,8 +32,8 @@ static void ddict_free(void *opaque, void *address)
 void *szip_zstd_dict_new(const u8 *dict, size_t len)
 {
 	zstd_custom_mem mem = {
-		.customAlloc = ddict_alloc,
-		.customFree = ddict_free,
+		.customAlloc = szip_ddict_alloc,
+		.customFree = szip_ddict_free,
 	};
 
 	return zstd_create_ddict_byreference(dict, len, mem);
