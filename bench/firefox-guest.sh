@@ -181,10 +181,10 @@ for c in $FF_TRACE; do
 	echo 131072 >"$T/buffer_size_kb"
 	# what a fault on libxul.so, or the workers, spend their time in:
 	# only these functions are recorded, at any depth
-	graph='filemap_fault ext4dec_fault ext4dec_readahead ext4dec_read_folio batch_finish'
+	graph='filemap_fault ext4dec_fault ext4dec_readahead ext4dec_read_folio ext4dec_ra_batch_finish'
 	echo "$graph" >"$T/set_graph_function"
 	for f in $graph ext4dec_read_chunk page_cache_ra_unbounded page_cache_ra_order \
-		page_cache_async_ra decode wait_for_completion_io io_schedule \
+		page_cache_async_ra ext4dec_decode_chunk wait_for_completion_io io_schedule \
 		filemap_alloc_folio filemap_alloc_folio_noprof filemap_add_folio; do
 		echo "$f" >>"$T/set_ftrace_filter" 2>/dev/null
 	done

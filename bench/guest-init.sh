@@ -209,7 +209,7 @@ done
 
 # Where ext4dec's readahead spends its time: function_graph durations of
 # the direct children of ext4dec_readahead, ext4dec_read_folio and the
-# workers' batch_finish during one cold read, summed per function
+# workers' ext4dec_ra_batch_finish during one cold read, summed per function
 # ("TRACE NAME FUNCTION CALLS US").
 T=/sys/kernel/tracing
 if [ -n "$BENCH_TRACE" ]; then
@@ -233,9 +233,10 @@ for name in $BENCH_TRACE; do
 	echo 'ext4dec_readahead ext4dec_read_folio' >"$T/set_graph_function" ||
 		err "set_graph_function"
 	# the inflate workers' part of readahead (absent if inlined)
-	echo batch_finish >>"$T/set_graph_function" 2>/dev/null
-	# depth 3: decode() inside inflate_in_place()
-	echo 3 >"$T/max_graph_depth"
+	echo ext4dec_ra_batch_finish >>"$T/set_graph_function" 2>/dev/null
+	# depth 4: ext4dec_decode_chunk() inside ext4dec_inflate_in_place(),
+	# under a batch under readahead
+	echo 4 >"$T/max_graph_depth"
 	echo 1 >"$T/options/funcgraph-tail"
 	echo function_graph >"$T/current_tracer"
 	: >"$T/trace"

@@ -193,13 +193,13 @@ def firefox_report(out):
                 return "%.2f (%d)" % (x[1] / 1e6, x[0])
             p("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 c, t.get("total_s", (0, 0))[1], cell(g("total:ext4dec_fault")),
-                cell(g("wait_for_completion_io")), cell(g("decode")),
+                cell(g("wait_for_completion_io")), cell(g("ext4dec_decode_chunk")),
                 cell(g("filemap_alloc_folio", "filemap_alloc_folio_noprof")),
-                cell(g("total:filemap_fault")), cell(g("total:batch_finish"))))
+                cell(g("total:filemap_fault")), cell(g("total:ext4dec_ra_batch_finish"))))
         p("")
         p("Seconds summed over calls (calls in parentheses), from function_graph entered at "
           "filemap_fault, ext4dec_fault, ext4dec_readahead, ext4dec_read_folio and "
-          "batch_finish, recording only those and the functions named here (so tracing slows "
+          "ext4dec_ra_batch_finish, recording only those and the functions named here (so tracing slows "
           "the start only a little).  ext4dec_fault holds the misses on libxul.so: its I/O "
           "waits, inflation and page allocation are inside it, except what workers do; "
           "inflation and page allocation are counted wherever they run (page allocation for "
@@ -606,8 +606,8 @@ def main():
     def kdecode(c):
         """Mean in-kernel decode() time per chunk in µs from the traced read."""
         t = traces.get(c, {})
-        if "decode" in t and t["decode"][0]:
-            return t["decode"][1] / t["decode"][0] * 1e6
+        if "ext4dec_decode_chunk" in t and t["ext4dec_decode_chunk"][0]:
+            return t["ext4dec_decode_chunk"][1] / t["ext4dec_decode_chunk"][0] * 1e6
         return None
 
     # --- ext4dec details and targets ---
@@ -645,7 +645,7 @@ def main():
         p("kernel CPU per chunk: busy time of both vCPUs during the cold sequential "
           "read at %s (the reading task and the inflate workers) minus plain ext4's, "
           "divided by the chunks inflated: inflation, copies and page-cache work.  "
-          "kernel decode (ftrace): mean duration of the module's decode() (inflate and "
+          "kernel decode (ftrace): mean duration of the module's ext4dec_decode_chunk() (inflate and "
           "filter of one chunk) in the traced read.  userspace: user CPU time of "
           "`szip -t` on the same file (from tmpfs, in the guest, same decoder sources, "
           "the system zlib instead of the kernel's) divided by the chunks, measured in "
@@ -689,12 +689,12 @@ def main():
             p("## ext4dec: where a cold read's time goes (ftrace)")
             p("")
             p("One cold sequential read of %s per configuration, traced with function_graph "
-              "(set_graph_function ext4dec_readahead ext4dec_read_folio batch_finish, depth "
+              "(set_graph_function ext4dec_readahead ext4dec_read_folio ext4dec_ra_batch_finish, depth "
               "3) after the timed runs; tracing adds some overhead.  Seconds, summed over "
               "calls (calls in parentheses); the workers' time overlaps the reader's." % main_file)
             p("")
-            p("| configuration | bandwidth | read wall s | readahead (reader) | req_start: "
-              "allocate, submit | batches in workers | decode: inflate | fill_folio: copy "
+            p("| configuration | bandwidth | read wall s | readahead (reader) | ext4dec_ra_req_start: "
+              "allocate, submit | batches in workers | decode: inflate | ext4dec_fill_folio: copy "
               "to folios | rest of the batches |")
             p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
             for c in szc:
@@ -708,8 +708,8 @@ def main():
                     return "%.2f (%d)" % (x[1], x[0])
                 ra = [t[k] for k in ("total:ext4dec_readahead", "total:ext4dec_read_folio") if k in t]
                 ra = (sum(x[0] for x in ra), sum(x[1] for x in ra))
-                wk = t.get("total:batch_finish", (0, 0.0))
-                parts = [t.get(k, (0, 0.0)) for k in ("req_start", "decode", "fill_folio")]
+                wk = t.get("total:ext4dec_ra_batch_finish", (0, 0.0))
+                parts = [t.get(k, (0, 0.0)) for k in ("ext4dec_ra_req_start", "ext4dec_decode_chunk", "ext4dec_fill_folio")]
                 p("| %s | %s | %.2f | %s | %s | %s | %s | %s | %.2f |" % (
                     c, bwname(bw), wall, cell(ra), cell(parts[0]), cell(wk), cell(parts[1]),
                     cell(parts[2]), wk[1] - parts[1][1] - parts[2][1]))
@@ -717,8 +717,8 @@ def main():
                     p("")
                     p("(trace buffer overrun for %s: figures are incomplete)" % c)
             p("")
-            p("req_start: buffer allocation and bio submission (the reader does not wait "
-              "for the bytes: workers inflate when they are in).  decode and fill_folio "
+            p("ext4dec_ra_req_start: buffer allocation and bio submission (the reader does not wait "
+              "for the bytes: workers inflate when they are in).  decode and ext4dec_fill_folio "
               "are counted wherever they run (workers, or the reader for a single chunk "
               "and read_folio); a chunk whose pages are all in its batch is inflated "
               "straight into them, with no copy.  The reader's own time outside readahead (copy_to_user, "

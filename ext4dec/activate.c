@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Activation and deactivation of inodes, and the lifetime of their state.
+ * Activation and deactivation of inodes.
  *
  * Activation (inode lock held by the caller):
  *  1. refuse what cannot be served: encrypted, verity, DAX, inline-data and
@@ -14,11 +14,9 @@
  * Deactivation (chattr -c, module unload, eviction) reverses step 3 and
  * gives write access back.  The on-disk inode is never modified.
  *
- * Lifetime: @inode->i_private holds the active reference; each open file
- * and each read in progress holds one more.  ext4dec_lock orders the
- * publication against opens, so that "no other open file" checked at
- * deactivation stays true.  The structure is freed after an RCU grace
- * period, as the read path finds it through i_private without the lock.
+ * @inode->i_private holds the active reference (state.c has the state's
+ * lifetime).  ext4dec_lock orders the publication against opens, so that
+ * "no other open file" checked at deactivation stays true.
  *
  * ioctls that move or rewrite data run only on inactive inodes, and hold
  * activation off while they run (ext4dec_ioctl()).
@@ -28,7 +26,7 @@
 #include <linux/fs.h>
 #include <linux/slab.h>
 
-DEFINE_SPINLOCK(ext4dec_lock);
+static DEFINE_SPINLOCK(ext4dec_lock);
 static LIST_HEAD(ext4dec_active);
 static bool ext4dec_shutting_down;
 
@@ -44,24 +42,6 @@ struct ext4dec_busy_ioctl {
 
 static LIST_HEAD(ext4dec_busy_ioctls);
 
-/**
- * ext4dec_state() - the state of an active inode
- * @inode: an ext4 inode
- *
- * @inode->i_private, which ext4 does not use, holds the state while the
- * inode is active.  It is written only by ext4dec_set_state(), under
- * ext4dec_lock; readers need no lock.
- *
- * Return: the state, or NULL if the inode is not active.  Without the
- * inode lock the answer may change right after; to use the state beyond
- * an RCU read-side section, take a reference with ext4dec_get().
- */
-struct ext4dec_inode *ext4dec_state(const struct inode *inode)
-{
-	/* pairs with smp_store_release() in ext4dec_set_state() */
-	return smp_load_acquire(&inode->i_private);
-}
-
 /*
  * Publish (or, with NULL, withdraw) @inode's state.  Whoever finds it
  * published also finds it filled in and installed (ext4dec_install()).
@@ -71,48 +51,6 @@ static void ext4dec_set_state(struct inode *inode, struct ext4dec_inode *ei)
 	lockdep_assert_held(&ext4dec_lock);
 	/* pairs with smp_load_acquire() in ext4dec_state() */
 	smp_store_release(&inode->i_private, ei);
-}
-
-static void ext4dec_free_rcu(struct rcu_head *rcu)
-{
-	ext4dec_unload(container_of(rcu, struct ext4dec_inode, rcu));
-}
-
-static void ext4dec_release(struct kref *ref)
-{
-	struct ext4dec_inode *ei = container_of(ref, struct ext4dec_inode, ref);
-
-	/* nobody reads any more: no chunk's bytes can be added back */
-	ext4dec_cache_drop(ei, 0, U32_MAX);
-	call_rcu(&ei->rcu, ext4dec_free_rcu);
-}
-
-/**
- * ext4dec_get() - take a reference on an inode's state
- * @inode: an ext4 inode
- *
- * Context: any; does not sleep.
- * Return: the state, or NULL if the inode is not active.
- */
-struct ext4dec_inode *ext4dec_get(struct inode *inode)
-{
-	struct ext4dec_inode *ei;
-
-	rcu_read_lock();
-	ei = ext4dec_state(inode);
-	if (ei && !kref_get_unless_zero(&ei->ref))
-		ei = NULL;
-	rcu_read_unlock();
-	return ei;
-}
-
-/**
- * ext4dec_put() - drop a reference taken by ext4dec_get()
- * @ei: the state
- */
-void ext4dec_put(struct ext4dec_inode *ei)
-{
-	kref_put(&ei->ref, ext4dec_release);
 }
 
 /**
@@ -158,6 +96,7 @@ static void ext4dec_install(struct ext4dec_inode *ei)
 {
 	struct inode *inode = ei->inode;
 
+	lockdep_assert_held_write(&inode->i_mapping->invalidate_lock);
 	truncate_inode_pages(inode->i_mapping, 0);
 	ei->orig_aops = inode->i_mapping->a_ops;
 	ei->orig_fop = inode->i_fop;
@@ -166,7 +105,7 @@ static void ext4dec_install(struct ext4dec_inode *ei)
 }
 
 /* Whether a data ioctl runs on @inode: activation must wait. */
-static bool ext4dec_ioctl_busy(struct inode *inode)
+static bool ext4dec_ioctl_busy_locked(struct inode *inode)
 {
 	struct ext4dec_busy_ioctl *b;
 
@@ -219,13 +158,12 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 
 	/*
 	 * Publish only once installed: whoever sees the inode active must find
-	 * the uncompressed size and no raw page left.  Opens that find the
-	 * new operations first wait for the inode lock (ext4dec_open()).
+	 * the uncompressed size and no raw page left.
 	 */
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
 	err = ext4dec_shutting_down ? -ENODEV : 0;
-	if (!err && ext4dec_ioctl_busy(inode))
+	if (!err && ext4dec_ioctl_busy_locked(inode))
 		err = -EBUSY;	/* e.g. fs-verity being enabled: it writes */
 	if (!err)
 		list_add(&ei->list, &ext4dec_active);

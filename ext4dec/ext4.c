@@ -9,10 +9,12 @@
  * function of that name before anything is hooked.  ext4 is pinned for as
  * long as the module is loaded.
  *
- * The rest of the module calls ext4 through the functions here: the
- * originals of the wrapped functions (a call from inside the module runs
- * the original, see ftrace.c), ext4's flags of an inode and its block map.
- * Nothing here calls back into the rest of the module.
+ * The rest of the module calls the wrapped functions through the functions
+ * here (a call from inside the module runs the original, see ftrace.c),
+ * and reads ext4's flags of an inode and its block map here.  The file
+ * operations of a file left open across a deactivation call ext4's own
+ * table (file.c), none of whose functions is wrapped.  Nothing here calls
+ * back into the rest of the module.
  */
 #include "ext4dec.h"
 
@@ -29,7 +31,7 @@ static const char *const ext4dec_target_names[EXT4DEC_NR_TARGETS] = {
 	[EXT4DEC_EVICT_INODE] = "ext4_evict_inode",
 };
 
-/* ext4's functions, read from its tables at init and never changed */
+/* ext4's functions and tables, found at init and never changed */
 static struct {
 	int (*file_open)(struct inode *inode, struct file *file);
 	int (*file_getattr)(struct mnt_idmap *idmap, const struct path *path,
@@ -41,9 +43,9 @@ static struct {
 	void (*evict_inode)(struct inode *inode);
 	const struct iomap_ops *report_ops;
 	const struct address_space_operations *journalled_aops;
-} ext4;
+} ext4dec_ext4_fns __ro_after_init;
 
-static const void *ext4dec_targets[EXT4DEC_NR_TARGETS];
+static const void *ext4dec_targets[EXT4DEC_NR_TARGETS] __ro_after_init;
 static struct file_system_type *ext4dec_ext4_type;
 
 /*
@@ -94,22 +96,22 @@ static int ext4dec_ext4_resolve(void)
 	fops = ext4dec_lookup_data("ext4_file_operations", true);
 	iops = ext4dec_lookup_data("ext4_file_inode_operations", true);
 	sops = ext4dec_lookup_data("ext4_sops", true);
-	ext4.report_ops = ext4dec_lookup_data("ext4_iomap_report_ops", true);
+	ext4dec_ext4_fns.report_ops = ext4dec_lookup_data("ext4_iomap_report_ops", true);
 	/* optional: only used to recognise data=journal mounts */
-	ext4.journalled_aops = ext4dec_lookup_data("ext4_journalled_aops", false);
-	if (!fops || !iops || !sops || !ext4.report_ops)
+	ext4dec_ext4_fns.journalled_aops = ext4dec_lookup_data("ext4_journalled_aops", false);
+	if (!fops || !iops || !sops || !ext4dec_ext4_fns.report_ops)
 		return -ENOENT;
 
-	ext4.file_open = fops->open;
-	ext4.file_getattr = iops->getattr;
-	ext4.fileattr_set = iops->fileattr_set;
-	ext4.ioctl = fops->unlocked_ioctl;
-	ext4.evict_inode = sops->evict_inode;
-	return ext4dec_set_target(EXT4DEC_FILE_OPEN, ext4.file_open) ?:
-	       ext4dec_set_target(EXT4DEC_FILE_GETATTR, ext4.file_getattr) ?:
-	       ext4dec_set_target(EXT4DEC_FILEATTR_SET, ext4.fileattr_set) ?:
-	       ext4dec_set_target(EXT4DEC_IOCTL, ext4.ioctl) ?:
-	       ext4dec_set_target(EXT4DEC_EVICT_INODE, ext4.evict_inode);
+	ext4dec_ext4_fns.file_open = fops->open;
+	ext4dec_ext4_fns.file_getattr = iops->getattr;
+	ext4dec_ext4_fns.fileattr_set = iops->fileattr_set;
+	ext4dec_ext4_fns.ioctl = fops->unlocked_ioctl;
+	ext4dec_ext4_fns.evict_inode = sops->evict_inode;
+	return ext4dec_set_target(EXT4DEC_FILE_OPEN, ext4dec_ext4_fns.file_open) ?:
+	       ext4dec_set_target(EXT4DEC_FILE_GETATTR, ext4dec_ext4_fns.file_getattr) ?:
+	       ext4dec_set_target(EXT4DEC_FILEATTR_SET, ext4dec_ext4_fns.fileattr_set) ?:
+	       ext4dec_set_target(EXT4DEC_IOCTL, ext4dec_ext4_fns.ioctl) ?:
+	       ext4dec_set_target(EXT4DEC_EVICT_INODE, ext4dec_ext4_fns.evict_inode);
 }
 
 /**
@@ -162,7 +164,7 @@ unsigned long ext4dec_ext4_target(enum ext4dec_target t, const char **name)
  */
 int ext4dec_ext4_open(struct inode *inode, struct file *file)
 {
-	return ext4.file_open(inode, file);
+	return ext4dec_ext4_fns.file_open(inode, file);
 }
 
 /**
@@ -179,7 +181,7 @@ int ext4dec_ext4_getattr(struct mnt_idmap *idmap, const struct path *path,
 			 struct kstat *stat, u32 request_mask,
 			 unsigned int query_flags)
 {
-	return ext4.file_getattr(idmap, path, stat, request_mask, query_flags);
+	return ext4dec_ext4_fns.file_getattr(idmap, path, stat, request_mask, query_flags);
 }
 
 /**
@@ -194,7 +196,7 @@ int ext4dec_ext4_getattr(struct mnt_idmap *idmap, const struct path *path,
 int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 			      struct fileattr *fa)
 {
-	return ext4.fileattr_set(idmap, dentry, fa);
+	return ext4dec_ext4_fns.fileattr_set(idmap, dentry, fa);
 }
 
 /**
@@ -207,7 +209,7 @@ int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
  */
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	return ext4.ioctl(file, cmd, arg);
+	return ext4dec_ext4_fns.ioctl(file, cmd, arg);
 }
 
 /**
@@ -216,7 +218,7 @@ long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
  */
 void ext4dec_ext4_evict_inode(struct inode *inode)
 {
-	ext4.evict_inode(inode);
+	ext4dec_ext4_fns.evict_inode(inode);
 }
 
 /**
@@ -253,8 +255,8 @@ int ext4dec_ext4_flags(struct inode *inode, struct dentry *dentry, u32 *flags)
  */
 bool ext4dec_ext4_journalled(const struct inode *inode)
 {
-	return ext4.journalled_aops &&
-	       inode->i_mapping->a_ops == ext4.journalled_aops;
+	return ext4dec_ext4_fns.journalled_aops &&
+	       inode->i_mapping->a_ops == ext4dec_ext4_fns.journalled_aops;
 }
 
 /**
@@ -277,8 +279,9 @@ int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
 	int err;
 
 	memset(map, 0, sizeof(*map));
-	err = ext4.report_ops->iomap_begin(inode, pos, len, IOMAP_REPORT, map,
-					   &srcmap);
+	err = ext4dec_ext4_fns.report_ops->iomap_begin(inode, pos, len,
+						       IOMAP_REPORT, map,
+						       &srcmap);
 	if (err)
 		return err;
 	switch (map->type) {

@@ -12,20 +12,25 @@
  *
  * Calls go one way, from the top down; no file calls a file above it:
  *
- *   main.c        load and unload, parameters, messages
+ *   main.c        load and unload; sysfs.c the counters in sysfs
  *   hooks.c       the wrappers of ext4's functions (through ftrace.c)
  *   file.c        file operations, mmap.c page faults
- *   activate.c    activation, deactivation, the state's lifetime
+ *   activate.c    activation and deactivation, the data ioctls' gate
  *   load.c        checking and loading an inode's state at activation
  *   aops.c        address space operations: read_folio; readahead.c
  *   inflate.c     inflating a chunk into page-cache folios
+ *   state.c       the lifetime of an inode's state
  *   raw.c         raw block I/O; cache.c kept compressed bytes
  *   workers.c     inflate workers; workspace.c inflate workspaces
- *   ext4.c        ext4's tables, flags and block map (the only calls
- *                 into ext4); ftrace.c the redirection; sysfs.c counters
+ *   ext4.c        ext4's tables, the functions ext4dec wraps, ext4's
+ *                 flags and block map; ftrace.c the redirection
  *
- * and into szip/, the decoder library.  docs/design-notes.md has the
- * whole picture.
+ * and into szip/, the decoder library.  Three things every file uses are
+ * the exceptions: main.c's parameters, counters and messages
+ * (ext4dec_msg()).  The ways back up are callbacks: the VFS and mm call
+ * the operation tables, ftrace sends ext4's functions to the wrappers, a
+ * raw read's completion and a worker's job call their owner, and the last
+ * reference frees the state.  docs/design-notes.md has the whole picture.
  */
 #ifndef _EXT4DEC_H
 #define _EXT4DEC_H
@@ -86,26 +91,30 @@ struct ext4dec_extent {
  * Locking.  The locks that order activation, outermost first:
  *
  *   the inode lock (i_rwsem)	activation and deactivation of the inode
- *				(the caller of ext4dec_activate() and
- *				ext4dec_deactivate() holds it), and the
- *				data ioctls' check against them
+ *				(the caller of ext4dec_activate(),
+ *				ext4dec_deactivate() and
+ *				ext4dec_deactivate_force() holds it), and
+ *				the data ioctls' check against them
  *				(ext4dec_ioctl())
  *   the mapping's invalidate lock	installing and removing ext4dec's
  *				operations and page cache, against reads
- *				and faults
- *   ext4dec_lock (spinlock)	in activate.c: the list of active inodes,
- *				shutting down, the data ioctls in progress,
- *				and every change of @inode->i_private
- *				(ext4dec_set_state()); opens count
- *				themselves under it (ext4dec_open_get())
+ *				and faults (eviction removes them without
+ *				it: nobody else can reach the inode)
+ *   ext4dec_lock (spinlock)	static in activate.c: the list of active
+ *				inodes, shutting down, the data ioctls in
+ *				progress, and every change of
+ *				@inode->i_private (ext4dec_set_state());
+ *				opens count themselves under it
+ *				(ext4dec_open_get()).  igrab() takes the
+ *				inode's i_lock under it at unload.
  *
- * Leaf locks, under which nothing else is taken: ext4dec_cache_lock
- * (cache.c, then an inode's @cache xa_lock), ext4dec_jobs_lock (workers.c;
- * irq-safe: bios complete in interrupts), ext4dec_ws_lock (workspace.c)
- * and ext4dec_raw_spare_lock (raw.c).
+ * Leaf locks: ext4dec_cache_lock (cache.c; an inode's @cache xa_lock
+ * nests inside it), ext4dec_jobs_lock (workers.c; irq-safe: bios complete
+ * in interrupts), ext4dec_ws_lock (workspace.c) and ext4dec_raw_spare_lock
+ * (raw.c): nothing else is taken under them.
  *
  * @inode->i_private is read only through ext4dec_state() (acquire) and
- * written only through ext4dec_set_state() (release), both in activate.c.
+ * written only through ext4dec_set_state() (release).
  *
  * In struct ext4dec_inode: @inode, @sf, @meta, @extents, @nr_extents,
  * @raw_size, @orig_aops and @orig_fop are set before the structure is
@@ -161,6 +170,24 @@ struct ext4dec_inode {
 };
 
 #define EXT4DEC_WARNED	0
+
+/**
+ * ext4dec_state() - the state of an active inode
+ * @inode: an ext4 inode
+ *
+ * @inode->i_private, which ext4 does not use, holds the state while the
+ * inode is active.  It is written only by activate.c's
+ * ext4dec_set_state(), under ext4dec_lock; readers need no lock.
+ *
+ * Return: the state, or NULL if the inode is not active.  Without the
+ * inode lock the answer may change right after; to use the state beyond
+ * an RCU read-side section, take a reference with ext4dec_get().
+ */
+static inline struct ext4dec_inode *ext4dec_state(const struct inode *inode)
+{
+	/* pairs with smp_store_release() in ext4dec_set_state() */
+	return smp_load_acquire(&inode->i_private);
+}
 
 /* Reasons an activation is refused; each has a counter in sysfs. */
 enum ext4dec_refusal {
@@ -269,15 +296,11 @@ int ext4dec_hooks_init(void);
 void ext4dec_hooks_exit(void);
 
 /* activate.c */
-extern spinlock_t ext4dec_lock;
-struct ext4dec_inode *ext4dec_state(const struct inode *inode);
 int ext4dec_activate(struct inode *inode, struct dentry *dentry);
 int ext4dec_deactivate(struct inode *inode, unsigned int own_opens);
 void ext4dec_deactivate_force(struct inode *inode);
 void ext4dec_evict(struct inode *inode);
 void ext4dec_deactivate_all(void);
-struct ext4dec_inode *ext4dec_get(struct inode *inode);
-void ext4dec_put(struct ext4dec_inode *ei);
 struct ext4dec_inode *ext4dec_open_get(struct inode *inode);
 void ext4dec_open_put(struct ext4dec_inode *ei);
 long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
@@ -287,7 +310,12 @@ int ext4dec_refuse(struct inode *inode, struct dentry *dentry,
 		   enum ext4dec_refusal why, const char *detail);
 int ext4dec_check(struct inode *inode, struct dentry *dentry);
 struct ext4dec_inode *ext4dec_load(struct inode *inode, struct dentry *dentry);
-void ext4dec_unload(struct ext4dec_inode *ei);
+
+/* state.c */
+struct ext4dec_inode *ext4dec_get(struct inode *inode);
+void ext4dec_hold(struct ext4dec_inode *ei);
+void ext4dec_put(struct ext4dec_inode *ei);
+void ext4dec_free_state(struct ext4dec_inode *ei);
 
 /* file.c */
 extern const struct file_operations ext4dec_fops;

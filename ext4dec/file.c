@@ -111,7 +111,7 @@ static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
 {
 	if (!ext4dec_file_live(in))
 		return ext4dec_file_state(in)->orig_fop->splice_read(in, ppos, pipe, len,
-							  flags);
+								     flags);
 	ext4dec_grow_readahead(in);
 	return ext4dec_splice_read(in, ppos, pipe, len, flags);
 }

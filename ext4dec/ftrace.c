@@ -5,11 +5,11 @@
  * Each hooked function's fentry call is traced by an ftrace_ops with
  * IPMODIFY (the mechanism livepatch uses): the callback changes the saved
  * instruction pointer so that the function returns into our wrapper
- * instead of running.  The wrapper calls the original through its address
- * (ext4.c); that call comes from inside this module, which the callback
- * recognises and lets through.  Wrappers run in the context of the
- * original function, sleepable where it is.  Nothing here knows which
- * functions are hooked (hooks.c).
+ * instead of running.  The module calls the original through its address
+ * (ext4.c); a call from module text is recognised by the callback and let
+ * through.  Wrappers run in the context of the original function,
+ * sleepable where it is.  Nothing here knows which functions are hooked
+ * (hooks.c).
  *
  * Unloading: after the ops are unregistered, synchronize_rcu_tasks() waits
  * until no task can still be between the trampoline and a wrapper's first
@@ -45,11 +45,11 @@ void ext4dec_hook_exit(void)
 
 static void notrace ext4dec_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
 					 struct ftrace_ops *ops,
-				 struct ftrace_regs *fregs)
+					 struct ftrace_regs *fregs)
 {
 	struct ext4dec_hook *hook = container_of(ops, struct ext4dec_hook, ops);
 
-	/* calls made by the wrappers themselves reach the original */
+	/* calls from module text (ext4.c) reach the original */
 	if (!within_module(parent_ip, THIS_MODULE))
 		ext4dec_ftrace_set_ip(fregs, (unsigned long)hook->wrapper);
 }

@@ -116,8 +116,8 @@ void ext4dec_fill_folio(struct ext4dec_inode *ei, struct folio *folio,
  */
 unsigned int ext4dec_inflate_in_place(struct ext4dec_inode *ei,
 				      struct ext4dec_ws *ws, u32 chunk,
-				     const u8 *in, struct folio **folio,
-				     struct folio **end)
+				      const u8 *in, struct folio **folio,
+				      struct folio **end)
 {
 	struct page *pages[EXT4DEC_MAX_CHUNK / PAGE_SIZE];
 	size_t ulen = szip_chunk_ulen(&ei->sf.info, chunk);
@@ -128,7 +128,7 @@ unsigned int ext4dec_inflate_in_place(struct ext4dec_inode *ei,
 
 	if (n < 2 || n > ARRAY_SIZE(pages) || end - folio < n)
 		return 0;
-	/* folios past EOF in the chunk (a reader of the raw size): ext4dec_fill_folio() */
+	/* folios past EOF in the chunk (a reader of the raw size) */
 	if (end - folio > n && folio_pos(folio[n]) < ext4dec_chunk_pos(ei, chunk + 1))
 		return 0;
 	for (i = 0; i < n; i++) {

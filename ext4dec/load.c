@@ -143,22 +143,22 @@ static int ext4dec_load_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 	ret = szip_parse_header(info, hdr, hdr_len, ei->raw_size);
 	if (ret)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-			      szip_strerror(ret));
+				      szip_strerror(ret));
 	ret = szip_check_support(info);
 	if (ret)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_UNSUPPORTED,
-			      szip_strerror(ret));
+				      szip_strerror(ret));
 	/* each page must lie in one chunk (only systems with pages > 4K) */
 	if (info->chunk_size % PAGE_SIZE)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-			      "chunk size smaller than the page size");
+				      "chunk size smaller than the page size");
 
 	if (info->size > inode->i_sb->s_maxbytes)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-			      "uncompressed size above the file system's limit");
+				      "uncompressed size above the file system's limit");
 	if (info->data_offset - info->dict_offset > EXT4DEC_MAX_META)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-			      "tables and dictionary over 16 MiB");
+				      "tables and dictionary over 16 MiB");
 	meta_len = info->data_offset - info->dict_offset;
 	ei->meta = kvmalloc(meta_len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ei->meta)
@@ -177,7 +177,7 @@ static int ext4dec_load_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 			snprintf(detail, sizeof(detail), "chunk %u: compressed size over %u bytes",
 				 i, EXT4DEC_MAX_CLEN);
 			return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-				      detail);
+					      detail);
 		}
 	}
 	if (szip_file_prepare(&ei->sf))
@@ -207,12 +207,12 @@ static int ext4dec_load_extents(struct ext4dec_inode *ei, struct dentry *dentry)
 			return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_INLINE, NULL);
 		if (err || map.offset > pos || !map.length)
 			return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO,
-				      "block map");
+					      "block map");
 		if (n == cap) {
 			e = kvmalloc_array(cap * 2, sizeof(*e), GFP_KERNEL);
 			if (!e)
 				return ext4dec_refuse(inode, dentry,
-					      EXT4DEC_REFUSED_NOMEM, NULL);
+						      EXT4DEC_REFUSED_NOMEM, NULL);
 			memcpy(e, ei->extents, n * sizeof(*e));
 			kvfree(ei->extents);
 			ei->extents = e;
@@ -226,18 +226,6 @@ static int ext4dec_load_extents(struct ext4dec_inode *ei, struct dentry *dentry)
 	}
 	ei->nr_extents = n;
 	return 0;
-}
-
-/**
- * ext4dec_unload() - free an inode's state
- * @ei: from ext4dec_load(), or being built by it
- */
-void ext4dec_unload(struct ext4dec_inode *ei)
-{
-	kvfree(ei->extents);
-	szip_file_release(&ei->sf);
-	kvfree(ei->meta);
-	kfree(ei);
 }
 
 /**
@@ -258,6 +246,7 @@ struct ext4dec_inode *ext4dec_load(struct inode *inode, struct dentry *dentry)
 	unsigned int nofs;
 	int err;
 
+	lockdep_assert_held_write(&inode->i_rwsem);
 	nofs = memalloc_nofs_save();
 	ei = kzalloc(sizeof(*ei), GFP_KERNEL);
 	if (!ei) {
@@ -271,7 +260,7 @@ struct ext4dec_inode *ext4dec_load(struct inode *inode, struct dentry *dentry)
 	ei->raw_size = i_size_read(inode);
 	err = ext4dec_load_meta(ei, dentry) ?: ext4dec_load_extents(ei, dentry);
 	if (err) {
-		ext4dec_unload(ei);
+		ext4dec_free_state(ei);
 		ei = NULL;
 	}
 out:

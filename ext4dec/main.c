@@ -2,10 +2,11 @@
 /*
  * ext4dec: transparent decompression of szip files on ext4.
  *
- * Module load and unload, parameters, logging.  Load order: workspaces,
- * workers, the cache's shrinker, sysfs, then the ext4 hooks (after which
- * inodes can become active).  Unload reverses it after every inode is back to its raw state
- * (which waits for the folios that readahead batches hold); open files and
+ * Module load and unload, and what every file uses: parameters, counters
+ * and messages.  Load order: workspaces, workers, the cache's shrinker,
+ * sysfs, then the ext4 hooks (after which inodes can become active).
+ * Unload reverses it after every inode is back to its raw state (which
+ * waits for the folios that readahead batches hold); open files and
  * mappings of active inodes hold module references.
  */
 #include "ext4dec.h"
@@ -21,9 +22,9 @@ module_param_named(workspaces, ext4dec_nr_workspaces, uint, 0444);
 MODULE_PARM_DESC(workspaces,
 		 "Inflate workspaces for inline reads; 0 = one per possible CPU (default)");
 
-static int nr_workers = -1;
+static int ext4dec_workers_param = -1;
 
-module_param_named(workers, nr_workers, int, 0444);
+module_param_named(workers, ext4dec_workers_param, int, 0444);
 MODULE_PARM_DESC(workers,
 		 "Inflate workers for readahead; 0 = none (inflate inline), -1 = one per online CPU (default)");
 
@@ -92,7 +93,8 @@ static int __init ext4dec_init(void)
 	err = ext4dec_workspaces_init(ext4dec_nr_workspaces);
 	if (err)
 		return err;
-	err = ext4dec_workers_init(nr_workers < 0 ? num_online_cpus() : nr_workers);
+	err = ext4dec_workers_init(ext4dec_workers_param < 0 ?
+				   num_online_cpus() : ext4dec_workers_param);
 	if (err)
 		goto out_workspaces_exit;
 	err = ext4dec_cache_init();

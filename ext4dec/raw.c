@@ -99,9 +99,9 @@ static u32 ext4dec_find_extent(const struct ext4dec_inode *ei, u64 lblk)
  * Spare buffers for readahead's compressed bytes, kept between requests:
  * a new one would be zeroed (init_on_alloc, the default of common
  * kernels) and mapped each time, which costs about as much CPU as
- * inflating LZ4.  Up to EXT4DEC_RAW_SPARE_MAX are kept while reads go on, none
- * after EXT4DEC_RAW_SPARE_IDLE without one.  A request's bytes, sector-aligned,
- * fit in EXT4DEC_RAW_SPARE_BYTES.
+ * inflating LZ4.  Up to EXT4DEC_RAW_SPARE_MAX are kept while reads go on,
+ * none after EXT4DEC_RAW_SPARE_IDLE without one.  A request's bytes,
+ * sector-aligned, fit in EXT4DEC_RAW_SPARE_BYTES.
  */
 #define EXT4DEC_RAW_SPARE_BYTES	(EXT4DEC_RA_BYTES + 2 * PAGE_SIZE)
 #define EXT4DEC_RAW_SPARE_MAX	4
@@ -215,8 +215,8 @@ void ext4dec_raw_buf_free(struct ext4dec_raw_buf *rb)
 
 /*
  * Start reading @rb; @rr->done() runs once all of it is read.  The caller
- * holds one count of @rr->pending, to drop with ext4dec_raw_read_put() after this
- * returns.
+ * holds one count of @rr->pending, to drop with ext4dec_raw_read_put()
+ * after this returns.
  */
 void ext4dec_raw_start(struct ext4dec_inode *ei, struct ext4dec_raw_buf *rb,
 		       struct ext4dec_raw_read *rr)
@@ -242,12 +242,14 @@ void ext4dec_raw_start(struct ext4dec_inode *ei, struct ext4dec_raw_buf *rb,
 		}
 		e = &ei->extents[i];
 		n = min_t(u64, left, ((e->lblk + e->len) << bits) - pos);
-		if (e->pblk)
-			ext4dec_submit_range(ei, (((e->pblk + lblk - e->lblk) << bits) +
-					  (pos & ((1 << bits) - 1))) >> SECTOR_SHIFT,
-				     n, buf, rr);
-		else
+		if (e->pblk) {
+			sector_t sector = (((e->pblk + lblk - e->lblk) << bits) +
+					   (pos & ((1 << bits) - 1))) >> SECTOR_SHIFT;
+
+			ext4dec_submit_range(ei, sector, n, buf, rr);
+		} else {
 			memset(buf, 0, n);
+		}
 		buf += n;
 		pos += n;
 		left -= n;

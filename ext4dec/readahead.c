@@ -172,8 +172,8 @@ static bool ext4dec_chunk_has_pages(struct ext4dec_inode *ei, u32 chunk)
 /*
  * The last chunk whose compressed bytes a miss of @chunk alone reads: the
  * chunks after it within cache_ahead_kb of compressed bytes (at most
- * EXT4DEC_RA_BYTES and half of cache_kb), up to the first one that has pages in
- * the page cache or bytes kept already.
+ * EXT4DEC_RA_BYTES and half of cache_kb), up to the first one that has
+ * pages in the page cache or bytes kept already.
  */
 static u32 ext4dec_ra_ahead_end(struct ext4dec_inode *ei, u32 chunk)
 {
@@ -227,9 +227,9 @@ static void ext4dec_ra_keep_ahead(struct ra_req *req, u32 first, u32 last)
  */
 static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 					   struct readahead_control *rac,
-				struct folio **folio, u32 first, u32 last,
-				u32 ahead, struct ext4dec_cached *kept,
-				u32 per, struct completion *wait)
+					   struct folio **folio, u32 first, u32 last,
+					   u32 ahead, struct ext4dec_cached *kept,
+					   u32 per, struct completion *wait)
 {
 	unsigned int max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
 					PAGE_SIZE);
@@ -248,13 +248,13 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 		ext4dec_raw_buf_kept(ei, first, kept, &req->rb);
 	} else {
 		if (ext4dec_raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
-				  szip_chunk_clen(&ei->sf, ahead) - raw, true,
-				  &req->rb))
+					  szip_chunk_clen(&ei->sf, ahead) - raw, true,
+					  &req->rb))
 			goto nomem_req;
 		/* chunks inflated from bytes read again keep none */
 		ext4dec_cache_drop(ei, first, last);
 	}
-	kref_get(&ei->ref);
+	ext4dec_hold(ei);
 	req->ei = ei;
 	req->wait = wait;
 	req->rr = (struct ext4dec_raw_read){ .pending = ATOMIC_INIT(1),
@@ -294,8 +294,8 @@ nomem:
 /*
  * Marks the readahead state of a fault's read-around: ext4dec_readahead()
  * leaves all of it to the workers, even a single chunk, since nobody
- * waits for it.  prev_pos is the ondemand algorithm's; page_cache_ra_unbounded()
- * neither reads nor changes it.
+ * waits for it.  prev_pos is the ondemand algorithm's;
+ * page_cache_ra_unbounded() neither reads nor changes it.
  */
 #define FAULT_AROUND_POS	((loff_t)-2)
 
@@ -308,12 +308,12 @@ static bool ext4dec_ra_fault_around(const struct readahead_control *rac)
  * ext4dec_readahead() - the address space operation: read ahead whole chunks
  * @rac: the readahead request
  *
- * The compressed bytes of the request are read
- * at once (in runs of at most EXT4DEC_RA_BYTES); a request of several chunks is
- * cut into batches, one per worker, which the workers inflate when the
- * bytes are in, while the caller goes on (and starts the next readahead).
- * A single chunk, which a reader is most likely waiting for, is inflated
- * here, as everything is without workers.
+ * The compressed bytes of the request are read at once (in runs of at
+ * most EXT4DEC_RA_BYTES); a request of several chunks is cut into
+ * batches, one per worker, which the workers inflate when the bytes are
+ * in, while the caller goes on (and starts the next readahead).  A single
+ * chunk, which a reader is most likely waiting for, is inflated here, as
+ * everything is without workers.
  */
 void ext4dec_readahead(struct readahead_control *rac)
 {

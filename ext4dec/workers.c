@@ -26,7 +26,7 @@ static LIST_HEAD(ext4dec_jobs);
 static DEFINE_SPINLOCK(ext4dec_jobs_lock);
 static DECLARE_WAIT_QUEUE_HEAD(ext4dec_jobs_wait);
 static struct ext4dec_worker *ext4dec_workers;
-static unsigned int ext4dec_workers_nr;
+static unsigned int ext4dec_workers_count;
 
 static struct ext4dec_job *ext4dec_take_job(void)
 {
@@ -88,7 +88,7 @@ int ext4dec_workers_init(unsigned int count)
 		}
 		sched_set_fifo_low(task);
 		w->task = task;
-		ext4dec_workers_nr = i + 1;
+		ext4dec_workers_count = i + 1;
 	}
 	return 0;
 
@@ -106,14 +106,14 @@ void ext4dec_workers_exit(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < ext4dec_workers_nr; i++) {
+	for (i = 0; i < ext4dec_workers_count; i++) {
 		kthread_stop(ext4dec_workers[i].task);
 		ext4dec_ws_destroy(&ext4dec_workers[i].ws);
 	}
 	WARN_ON_ONCE(!list_empty(&ext4dec_jobs));
 	kfree(ext4dec_workers);
 	ext4dec_workers = NULL;
-	ext4dec_workers_nr = 0;
+	ext4dec_workers_count = 0;
 }
 
 /**
@@ -123,7 +123,7 @@ void ext4dec_workers_exit(void)
  */
 unsigned int ext4dec_nr_workers(void)
 {
-	return ext4dec_workers_nr;
+	return ext4dec_workers_count;
 }
 
 /**

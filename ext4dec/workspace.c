@@ -17,8 +17,8 @@
 static LIST_HEAD(ext4dec_free_ws);
 static DEFINE_SPINLOCK(ext4dec_ws_lock);
 static DECLARE_WAIT_QUEUE_HEAD(ext4dec_ws_wait);
-static struct ext4dec_ws *all_ws;
-static unsigned int nr_ws;
+static struct ext4dec_ws *ext4dec_all_ws;
+static unsigned int ext4dec_nr_ws;
 
 /**
  * ext4dec_ws_init() - allocate a workspace's decoder and buffer
@@ -62,18 +62,18 @@ int ext4dec_workspaces_init(unsigned int count)
 {
 	unsigned int i;
 
-	all_ws = kcalloc(count, sizeof(*all_ws), GFP_KERNEL);
-	if (!all_ws)
+	ext4dec_all_ws = kcalloc(count, sizeof(*ext4dec_all_ws), GFP_KERNEL);
+	if (!ext4dec_all_ws)
 		return -ENOMEM;
 	for (i = 0; i < count; i++) {
-		if (ext4dec_ws_init(&all_ws[i])) {
-			nr_ws = i;
+		if (ext4dec_ws_init(&ext4dec_all_ws[i])) {
+			ext4dec_nr_ws = i;
 			ext4dec_workspaces_exit();
 			return -ENOMEM;
 		}
-		list_add(&all_ws[i].list, &ext4dec_free_ws);
+		list_add(&ext4dec_all_ws[i].list, &ext4dec_free_ws);
 	}
-	nr_ws = count;
+	ext4dec_nr_ws = count;
 	return 0;
 }
 
@@ -84,11 +84,11 @@ void ext4dec_workspaces_exit(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < nr_ws; i++)
-		ext4dec_ws_destroy(&all_ws[i]);
-	kfree(all_ws);
-	all_ws = NULL;
-	nr_ws = 0;
+	for (i = 0; i < ext4dec_nr_ws; i++)
+		ext4dec_ws_destroy(&ext4dec_all_ws[i]);
+	kfree(ext4dec_all_ws);
+	ext4dec_all_ws = NULL;
+	ext4dec_nr_ws = 0;
 	INIT_LIST_HEAD(&ext4dec_free_ws);
 }
 
