@@ -126,10 +126,20 @@ install-dkms:
 	mkdir -p $(DESTDIR)/usr/src/ext4dec-$(VERSION)
 	cp -r $(MODULE_SRCS) $(DESTDIR)/usr/src/ext4dec-$(VERSION)/
 
-# Runs inside the test VM: plain build (the guest has no sanitizer runtime)
-$(SELFTEST): tests/selftests/ext4dec_test.c
+# Runs inside the test VM: plain build (the guest has no sanitizer runtime).
+# The kernel's kselftest harness is not part of the project: its two
+# headers are copied from Debian's linux-source at build time
+# (scripts/kernel-files.sh, cached, as for checkpatch.pl), and included as
+# system headers, as their code is not -Wextra clean; its FIXTURE_SETUP()
+# and FIXTURE_TEARDOWN() define functions without a prototype.
+KSFT_DIR  := build/kselftest
+$(SELFTEST): tests/selftests/ext4dec_test.c tests/lib/testlib.h $(KSFT_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Wno-missing-prototypes -isystem $(KSFT_DIR) \
+		-o $@ $<
+
+$(KSFT_DIR)/kselftest_harness.h:
+	scripts/kernel-files.sh --selftest $(@D) >/dev/null
 
 deps:
 	scripts/install-deps.sh host

@@ -4,9 +4,9 @@
 # scripts/kernel-lint.sh - the kernel-code gates, as TAP:
 #   checkpatch.pl --strict on ext4dec/, szip/ and include/ (from Debian's
 #     linux-source package of the newest supported series, fetched into the
-#     cache; the LINUX_VERSION_CODE warning is tolerated in compat.h only,
-#     and the CamelCase check in szip's environment, for the names of the
-#     zlib, zstd and LZ4 it adapts to);
+#     cache by scripts/kernel-files.sh; the LINUX_VERSION_CODE warning is
+#     tolerated in compat.h only, and the CamelCase check in szip's
+#     environment, for the names of the zlib, zstd and LZ4 it adapts to);
 #   kernel-doc -none on every kernel source;
 #   a W=1 build with sparse (C=2) against each kernel's headers: no warning.
 #
@@ -17,11 +17,8 @@ set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
-# shellcheck source=scripts/lib/apt.sh
-. scripts/lib/apt.sh
 series=("$@")
 [[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
-cache=${EXT4DEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ext4dec}
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
 work=$(mktemp -d)
@@ -31,31 +28,9 @@ show() { sed 's/^/# /' "$1" | head -n 40; }
 
 kernel_files=(ext4dec/*.[ch] szip/*.[ch] include/*.h)
 
-# checkpatch.pl and kernel-doc from the newest linux-source-6.x package
-fetch_scripts() {
-	local dir=$cache/tools/linux-scripts pkg ver
-	if [[ -x $dir/scripts/checkpatch.pl ]]; then
-		echo "$dir"
-		return 0
-	fi
-	pkg=$(apt-cache pkgnames linux-source-6. 2>/dev/null | sort -V | tail -n 1)
-	[[ -n $pkg ]] || return 1
-	ver=${pkg#linux-source-}
-	mkdir -p "$work/deb" "$dir" || return 1
-	apt_download "$work/deb" "$pkg" 2>/dev/null || return 1
-	dpkg-deb -x "$work/deb"/*.deb "$work/deb/x" || return 1
-	tar -xJf "$work/deb/x/usr/src/linux-source-$ver.tar.xz" -C "$work/deb" \
-		--wildcards "linux-source-$ver/scripts/checkpatch.pl" \
-		"linux-source-$ver/scripts/spelling.txt" \
-		"linux-source-$ver/scripts/const_structs.checkpatch" \
-		"linux-source-$ver/scripts/kernel-doc*" || return 1
-	cp -r "$work/deb/linux-source-$ver/scripts" "$dir/" || return 1
-	echo "$pkg" >"$dir/source"
-	echo "$dir"
-}
-
 echo "TAP version 13"
-if scripts=$(fetch_scripts); then
+# checkpatch.pl and kernel-doc from the newest linux-source-6.x package
+if scripts=$(scripts/kernel-files.sh 2>"$work/fetch"); then
 	echo "# checkpatch from $(cat "$scripts/source" 2>/dev/null)"
 	others=()
 	for f in "${kernel_files[@]}"; do
@@ -103,6 +78,7 @@ elif [[ ${CI:-} == true ]]; then
 	# CI has apt: a missing linux-source is a broken setup, not a skip
 	not_ok "checkpatch --strict: cannot fetch a linux-source package"
 	not_ok "kernel-doc: cannot fetch a linux-source package"
+	show "$work/fetch"
 else
 	skip "checkpatch --strict" "cannot fetch a linux-source package"
 	skip "kernel-doc" "cannot fetch a linux-source package"

@@ -166,8 +166,8 @@ static enum szip_ret szip_inflate_result(z_stream *zs, int zret)
 /* Raw deflate of one chunk, with the dictionary as preset history */
 static enum szip_ret szip_inflate_chunk(struct szip_decoder *d,
 					const struct szip_info *info,
-				   const u8 *dict, const u8 *in, size_t in_len,
-				   u8 *out, u32 ulen)
+					const u8 *dict, const u8 *in, size_t in_len,
+					u8 *out, u32 ulen)
 {
 	z_stream *zs = &d->zs;
 	int wbits = info->window_bits;
@@ -194,7 +194,7 @@ static enum szip_ret szip_inflate_chunk(struct szip_decoder *d,
 /* A v2 chunk: stored, or one zstd frame / LZ4 block / deflate stream */
 static enum szip_ret szip_decode_v2(struct szip_decoder *d,
 				    const struct szip_file *f, const u8 *in,
-			       size_t in_len, u8 *out, u32 ulen)
+				    size_t in_len, u8 *out, u32 ulen)
 {
 	const struct szip_info *info = &f->info;
 	long n;

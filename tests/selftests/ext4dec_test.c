@@ -3,11 +3,17 @@
  * ext4dec selftests: run as root inside the test VM, on an ext4 file system,
  * with ext4dec loaded and the szip tool in PATH.
  *
- * Usage: ext4dec_test DIR [TEST...]
+ * Usage: ext4dec_test DIR [-t TEST]... [other kselftest harness options]
  *
- * DIR is an empty directory on ext4.  Each test is one behaviour of the
- * module and prints one TAP line; "# " lines are diagnostics.  Exit status
- * 0 if nothing failed, 1 otherwise (kselftest convention).
+ * DIR is an empty directory on ext4.  The tests use the kernel's kselftest
+ * harness (tools/testing/selftests/kselftest_harness.h, copied from the
+ * kernel's source at build time): each TEST_F() is one behaviour of the
+ * module, run in a process of its own with a time limit, and prints one
+ * KTAP line ("ok N ext4dec.NAME"); "# " lines are diagnostics.  main()
+ * makes the files the tests share, once; the fixture checks them before
+ * each test and puts back, after it, the module parameters and mounts the
+ * test may have changed.  Exit status 0 if nothing failed, 1 otherwise
+ * (kselftest convention).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +22,6 @@
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,29 +38,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* diagnostics into the TAP stream, which the VM harness keeps */
+#define TH_LOG_STREAM	stdout
+#include "kselftest_harness.h"
+
 #include "../lib/testlib.h"
 
 #define MiB		(1024 * 1024)
+#define DATA_SIZE	(3 * MiB + 12345)
+#define PARAMS		"/sys/module/ext4dec/parameters"
 
-enum result { PASS, FAIL, SKIP };
+/*
+ * Time limits, in seconds: about ten times the longest run seen on the
+ * debug kernel under TCG.  Tests that took up to 2 s there have the
+ * harness's default of 30 s (TEST_F); SLOW tests took up to 6 s, SLOWER
+ * ones up to 15 s (TEST_F_TIMEOUT).  The shared files, which take about
+ * 40 s to make, are made before the tests, outside these limits.
+ */
+#define SLOW		60
+#define SLOWER		150
 
 static const char *dir;
-static char skip_reason[256];
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			diag("%s:%d: %s", __func__, __LINE__, #cond);	\
-			diag(__VA_ARGS__);				\
-			return FAIL;					\
-		}							\
-	} while (0)
-
-static enum result skip(const char *why)
-{
-	snprintf(skip_reason, sizeof(skip_reason), "%s", why);
-	return SKIP;
-}
+static bool shared_files_made;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -63,6 +67,12 @@ static enum result skip(const char *why)
 static char *path(const char *name)
 {
 	return path_in(dir, name);
+}
+
+/* 0 if @ret is a success (not negative), else errno */
+static int errno_of(long ret)
+{
+	return ret < 0 ? errno : 0;
 }
 
 static void drop_caches(void)
@@ -82,6 +92,15 @@ static off_t file_size(const char *name)
 	struct stat st;
 
 	return stat(name, &st) ? -1 : st.st_size;
+}
+
+/* Is @name a mount point (on another file system than its parent)? */
+static bool mounted_on(const char *name)
+{
+	struct stat st, parent;
+
+	return !stat(name, &st) && !stat(path_in(name, ".."), &parent) &&
+	       st.st_dev != parent.st_dev;
 }
 
 /*
@@ -137,7 +156,18 @@ static bool same_stream(const char *a_name, const char *b_name)
 	return same;
 }
 
-/* ------------------------------------------------------------ fixtures */
+static int set_param(const char *name, long long value)
+{
+	return run("echo %lld > " PARAMS "/%s", value, name);
+}
+
+/* A module parameter's value, or -1 */
+static long long get_param(const char *name)
+{
+	return sysfs_number(PARAMS, name);
+}
+
+/* ------------------------------------------------------------ fixture */
 
 static const struct variant {
 	const char *name;
@@ -158,95 +188,154 @@ static const struct variant {
 	{ "v2c128k", "--format=2 --chunk-size=131072 --filter=x86 --checksum=crc32c" },
 };
 
-#define NR_VARIANTS	(sizeof(variants) / sizeof(variants[0]))
-#define DATA_SIZE	(3 * MiB + 12345)
+/* The module parameters that tests change */
+static const char *const param_names[] = {
+	"fault_around_kb", "cache_kb", "cache_ahead_kb",
+};
 
-static int setup(void)
+/* An ext4 image with inline data, verity and encryption, loop-mounted. */
+#define SPECIAL		"/tmp/special"
+/* An ext4 on emulated persistent memory, mounted with dax=always */
+#define DAX_MNT		"/tmp/ext4dec-dax"
+
+FIXTURE(ext4dec) {
+	long long params[ARRAY_SIZE(param_names)];	/* values before the test */
+};
+
+/*
+ * The files the tests share: "orig", DATA_SIZE bytes that compress like
+ * code, and a compressed and activated copy of it per variant.  main()
+ * makes them once, before the tests (under emulation that takes longer
+ * than a test's time limit); each test's setup checks they are there.
+ * Return: 0, or -1 after a diagnostic.
+ */
+static int make_shared_files(void)
 {
 	unsigned char *data = malloc(DATA_SIZE);
-	char name[64];
 	size_t i;
+	int err;
 
 	if (!data)
 		return -1;
 	gen_data(data, DATA_SIZE, 1);
-	if (write_file(path("orig"), data, DATA_SIZE, false))
-		return -1;
+	err = write_file(path("orig"), data, DATA_SIZE, false) ? errno : 0;
 	free(data);
-	for (i = 0; i < NR_VARIANTS; i++) {
-		int err;
-
-		snprintf(name, sizeof(name), "%s", variants[i].name);
-		err = make_compressed(path("orig"), path(name), variants[i].opts);
+	if (err) {
+		diag("setup: write orig: %s", strerror(err));
+		return -1;
+	}
+	for (i = 0; i < ARRAY_SIZE(variants); i++) {
+		err = make_compressed(path("orig"), path(variants[i].name),
+				      variants[i].opts);
 		if (err) {
-			diag("setup: %s: %s", name, strerror(err));
+			diag("setup: %s: %s", variants[i].name, strerror(err));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* -------------------------------------------------------------- tests */
-
-static enum result t_sysfs(void)
+FIXTURE_SETUP(ext4dec)
 {
-	CHECK(counter("active_inodes") >= (long long)NR_VARIANTS,
-	      "active_inodes %lld", counter("active_inodes"));
-	CHECK(counter("chunks_inflated") >= 0 && counter("read_errors") == 0,
-	      "counters missing or read errors");
-	CHECK(counter("refusals/not_szip") >= 0, "no refusals/not_szip");
-	return PASS;
+	size_t i;
+
+	ASSERT_NE(NULL, dir) TH_LOG("usage: ext4dec_test DIR [harness options]");
+	ASSERT_TRUE(shared_files_made) TH_LOG("the shared files were not made");
+	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
+		self->params[i] = get_param(param_names[i]);
+		ASSERT_LE(0, self->params[i]) {
+			TH_LOG("no module parameter %s", param_names[i]);
+		}
+	}
 }
 
-static enum result t_activate_stat(void)
+/*
+ * In the test's parent, so that it runs after a failed ASSERT or a test
+ * killed by a signal too (not after a timeout, which kills both): the
+ * harness of 6.12 skips a FIXTURE_TEARDOWN() after a failed ASSERT when
+ * built with optimization (its local "child" is clobbered by longjmp()).
+ */
+FIXTURE_TEARDOWN_PARENT(ext4dec)
+{
+	size_t i;
+
+	if (mounted_on(DAX_MNT) && umount(DAX_MNT))
+		TH_LOG("umount " DAX_MNT ": %s", strerror(errno));
+	/* rmmod_busy_then_clean may leave the module unloaded */
+	if (access(PARAMS, F_OK))
+		return;
+	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
+		if (get_param(param_names[i]) == self->params[i])
+			continue;
+		EXPECT_EQ(0, set_param(param_names[i], self->params[i])) {
+			TH_LOG("cannot restore %s", param_names[i]);
+		}
+	}
+}
+
+/* -------------------------------------------------------------- tests */
+
+TEST_F(ext4dec, sysfs_counters)
+{
+	struct stat st;
+	int missing = 0;
+	size_t i;
+
+	/* the shared files, active from the moment their inodes are read */
+	for (i = 0; i < ARRAY_SIZE(variants); i++)
+		missing += !!stat(path(variants[i].name), &st);
+	ASSERT_EQ(0, missing);
+	EXPECT_LE((long long)ARRAY_SIZE(variants), counter("active_inodes"));
+	EXPECT_LE(0, counter("chunks_inflated"));
+	EXPECT_EQ(0, counter("read_errors"));
+	EXPECT_LE(0, counter("refusals/not_szip")) TH_LOG("no refusals/not_szip");
+}
+
+TEST_F_TIMEOUT(ext4dec, chattr_plus_c_activates_stat_sizes, SLOW)
 {
 	struct stat raw, act;
 	int err;
 
-	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("st")), "szip");
-	CHECK(!stat(path("st"), &raw), "stat");
+	ASSERT_EQ(0, run("szip -qc '%s' > '%s'", path("orig"), path("st")));
+	ASSERT_EQ(0, stat(path("st"), &raw));
 	err = change_flags(path("st"), FS_COMPR_FL, 0);
-	CHECK(!err, "chattr +c: %s", strerror(err));
-	CHECK(!stat(path("st"), &act), "stat");
-	CHECK(act.st_size == DATA_SIZE, "st_size %lld, expected %d",
-	      (long long)act.st_size, DATA_SIZE);
-	CHECK(act.st_blocks == raw.st_blocks,
-	      "st_blocks %lld, raw file had %lld", (long long)act.st_blocks,
-	      (long long)raw.st_blocks);
-	CHECK(raw.st_size < DATA_SIZE / 2, "raw size %lld",
-	      (long long)raw.st_size);
-	return PASS;
+	ASSERT_EQ(0, err) TH_LOG("chattr +c: %s", strerror(err));
+	ASSERT_EQ(0, stat(path("st"), &act));
+	EXPECT_EQ(DATA_SIZE, act.st_size);
+	/* the raw file's blocks */
+	EXPECT_EQ(raw.st_blocks, act.st_blocks);
+	EXPECT_GT(DATA_SIZE / 2, raw.st_size);
 }
 
-static enum result t_lsattr(void)
+TEST_F(ext4dec, lsattr_shows_c)
 {
-	CHECK(!run("lsattr '%s' | grep -q '^[^ ]*c[^ ]* '", path("c16k")),
-	      "lsattr does not show c");
-	return PASS;
+	EXPECT_EQ(0, run("lsattr '%s' | grep -q '^[^ ]*c[^ ]* '", path("c16k")));
 }
 
-static enum result t_read_all(void)
+TEST_F_TIMEOUT(ext4dec, read_whole_file_all_variants, SLOW)
 {
 	size_t i;
 
-	for (i = 0; i < NR_VARIANTS; i++)
-		CHECK(same_contents(path("orig"), path(variants[i].name)),
-		      "variant %s", variants[i].name);
-	return PASS;
+	for (i = 0; i < ARRAY_SIZE(variants); i++) {
+		EXPECT_TRUE(same_contents(path("orig"), path(variants[i].name))) {
+			TH_LOG("variant %s", variants[i].name);
+		}
+	}
 }
 
-static enum result t_pread_random(void)
+TEST_F(ext4dec, pread_random_offsets_sizes)
 {
 	size_t orig_len, i, k;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
 	unsigned char *buf = malloc(256 * 1024);
 
-	CHECK(orig && buf, "setup");
+	ASSERT_NE(NULL, orig);
+	ASSERT_NE(NULL, buf);
 	rng_state = 99;
-	for (i = 0; i < NR_VARIANTS; i++) {
+	for (i = 0; i < ARRAY_SIZE(variants); i++) {
 		int fd = open(path(variants[i].name), O_RDONLY);
 
-		CHECK(fd >= 0, "open %s", variants[i].name);
+		ASSERT_LE(0, fd) TH_LOG("open %s", variants[i].name);
 		for (k = 0; k < 400; k++) {
 			size_t off = rng() % (orig_len + 100);
 			size_t len = rng() % (k % 10 ? 9000 : 256 * 1024);
@@ -254,18 +343,18 @@ static enum result t_pread_random(void)
 			size_t want = off >= orig_len ? 0 :
 				      (len < orig_len - off ? len : orig_len - off);
 
-			CHECK(r == (ssize_t)want && !memcmp(buf, orig + off, want),
-			      "%s: pread(%zu, %zu) = %zd", variants[i].name,
-			      len, off, r);
+			ASSERT_TRUE(r == (ssize_t)want && !memcmp(buf, orig + off, want)) {
+				TH_LOG("%s: pread(%zu at %zu) = %zd", variants[i].name,
+				       len, off, r);
+			}
 		}
 		close(fd);
 	}
 	free(buf);
 	free(orig);
-	return PASS;
 }
 
-static enum result t_readv(void)
+TEST_F(ext4dec, preadv)
 {
 	size_t orig_len;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
@@ -274,155 +363,150 @@ static enum result t_readv(void)
 				{ c, sizeof(c) } };
 	int fd = open(path("c4k"), O_RDONLY);
 	off_t off = 123457;
-	ssize_t r;
 
-	CHECK(orig && fd >= 0, "setup");
-	r = preadv(fd, iov, 3, off);
-	CHECK(r == (ssize_t)(sizeof(a) + sizeof(b) + sizeof(c)), "preadv %zd", r);
-	CHECK(!memcmp(a, orig + off, sizeof(a)) &&
-	      !memcmp(b, orig + off + sizeof(a), sizeof(b)) &&
-	      !memcmp(c, orig + off + sizeof(a) + sizeof(b), sizeof(c)),
-	      "data");
+	ASSERT_NE(NULL, orig);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)(sizeof(a) + sizeof(b) + sizeof(c)),
+		  preadv(fd, iov, 3, off));
+	EXPECT_EQ(0, memcmp(a, orig + off, sizeof(a)));
+	EXPECT_EQ(0, memcmp(b, orig + off + sizeof(a), sizeof(b)));
+	EXPECT_EQ(0, memcmp(c, orig + off + sizeof(a) + sizeof(b), sizeof(c)));
 	close(fd);
 	free(orig);
-	return PASS;
 }
 
-static enum result mmap_compare_name(const char *name, int flags)
+/*
+ * NAME mapped with @flags equals orig, pages touched backwards as a
+ * loader might; a private mapping is written (copy-on-write: the file
+ * does not change).
+ */
+static void mmap_compare(struct __test_metadata *_metadata, const char *name,
+			 int flags)
 {
-	size_t orig_len;
+	size_t orig_len, p;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
 	int fd = open(path(name), O_RDONLY);
 	unsigned char *m;
 
-	CHECK(orig && fd >= 0, "setup");
+	ASSERT_NE(NULL, orig);
+	ASSERT_LE(0, fd) TH_LOG("open %s", name);
 	m = mmap(NULL, orig_len, PROT_READ | (flags == MAP_PRIVATE ? PROT_WRITE : 0),
 		 flags, fd, 0);
-	CHECK(m != MAP_FAILED, "mmap: %s", strerror(errno));
+	ASSERT_NE(MAP_FAILED, m) TH_LOG("mmap %s: %s", name, strerror(errno));
 	close(fd);
-	/* touch pages backwards, as a loader might */
-	for (size_t p = orig_len & ~4095UL; p + 4096 > 4096; p -= 4096)
-		CHECK(!memcmp(m + p, orig + p, p + 4096 <= orig_len ? 4096 : orig_len - p),
-		      "page at %zu", p);
+	for (p = orig_len & ~4095UL; p + 4096 > 4096; p -= 4096) {
+		ASSERT_EQ(0, memcmp(m + p, orig + p,
+				    p + 4096 <= orig_len ? 4096 : orig_len - p)) {
+			TH_LOG("%s: page at %zu", name, p);
+		}
+	}
 	if (flags == MAP_PRIVATE)
-		memset(m, 0xAB, 8192);	/* copy-on-write, file unchanged */
+		memset(m, 0xAB, 8192);
 	munmap(m, orig_len);
 	free(orig);
-	CHECK(same_contents(path("orig"), path(name)), "after mapping");
-	return PASS;
+	EXPECT_TRUE(same_contents(path("orig"), path(name))) {
+		TH_LOG("%s: after mapping", name);
+	}
 }
 
-static enum result mmap_compare_file(const char *name)
-{
-	return mmap_compare_name(name, MAP_SHARED);
-}
-
-static enum result mmap_compare(int flags)
-{
-	return mmap_compare_name("c32k", flags);
-}
-
-static enum result t_mmap_shared(void)
+TEST_F_TIMEOUT(ext4dec, mmap_shared, SLOW)
 {
 	static const char *const names[] = { "c32k", "v2zstd", "v2lz4", "v2c128k" };
-	enum result r = PASS;
 	size_t i;
 
-	for (i = 0; r == PASS && i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		drop_caches();
-		r = mmap_compare_file(names[i]);
+		mmap_compare(_metadata, names[i], MAP_SHARED);
 	}
-	return r;
 }
 
-static enum result t_mmap_private(void)
+TEST_F(ext4dec, mmap_private)
 {
-	return mmap_compare(MAP_PRIVATE);
+	mmap_compare(_metadata, "c32k", MAP_PRIVATE);
 }
 
-static enum result t_mmap_shared_write_refused(void)
+TEST_F(ext4dec, mmap_shared_writable_refused)
 {
 	int fd = open(path("c16k"), O_RDONLY);
-	void *m;
 
-	CHECK(fd >= 0, "open");
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(m == MAP_FAILED, "writable shared mapping allowed");
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+				   fd, 0));
 	close(fd);
-	return PASS;
 }
 
-static enum result t_write_refused(void)
+/* The errno of open(@name, @flags), 0 if it opened */
+static int open_errno(const char *name, int flags)
 {
-	int fd;
+	int fd = open(name, flags);
 
-	fd = open(path("c16k"), O_WRONLY);
-	CHECK(fd < 0 && errno == ETXTBSY, "O_WRONLY: fd %d errno %d", fd, errno);
-	fd = open(path("c16k"), O_RDWR);
-	CHECK(fd < 0 && errno == ETXTBSY, "O_RDWR: fd %d errno %d", fd, errno);
-	fd = open(path("c16k"), O_RDONLY | O_TRUNC);
-	CHECK(fd < 0 && errno == ETXTBSY, "O_TRUNC: fd %d errno %d", fd, errno);
-	CHECK(truncate(path("c16k"), 10) && errno == ETXTBSY,
-	      "truncate: errno %d", errno);
-	CHECK(same_contents(path("orig"), path("c16k")), "file changed");
-	return PASS;
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
 }
 
-static enum result t_odirect(void)
+TEST_F(ext4dec, write_open_trunc_truncate_etxtbsy)
+{
+	EXPECT_EQ(ETXTBSY, open_errno(path("c16k"), O_WRONLY)) TH_LOG("O_WRONLY");
+	EXPECT_EQ(ETXTBSY, open_errno(path("c16k"), O_RDWR)) TH_LOG("O_RDWR");
+	EXPECT_EQ(ETXTBSY, open_errno(path("c16k"), O_RDONLY | O_TRUNC)) {
+		TH_LOG("O_TRUNC");
+	}
+	EXPECT_EQ(ETXTBSY, errno_of(truncate(path("c16k"), 10))) TH_LOG("truncate");
+	EXPECT_TRUE(same_contents(path("orig"), path("c16k"))) TH_LOG("file changed");
+}
+
+TEST_F(ext4dec, o_direct_read)
 {
 	size_t orig_len;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
 	unsigned char *buf;
 	int fd = open(path("c8k"), O_RDONLY | O_DIRECT);
-	ssize_t r;
 
-	CHECK(orig && fd >= 0, "open O_DIRECT: %s", strerror(errno));
-	CHECK(!posix_memalign((void **)&buf, 4096, 65536), "memalign");
-	r = pread(fd, buf, 65536, 8192 * 5);
-	CHECK(r == 65536 && !memcmp(buf, orig + 8192 * 5, 65536), "pread %zd", r);
+	ASSERT_NE(NULL, orig);
+	ASSERT_LE(0, fd) TH_LOG("open O_DIRECT: %s", strerror(errno));
+	ASSERT_EQ(0, posix_memalign((void **)&buf, 4096, 65536));
+	ASSERT_EQ(65536, pread(fd, buf, 65536, 8192 * 5));
+	EXPECT_EQ(0, memcmp(buf, orig + 8192 * 5, 65536));
 	close(fd);
 	free(buf);
 	free(orig);
-	return PASS;
 }
 
-static enum result t_seek(void)
+TEST_F(ext4dec, seek_end_data_hole)
 {
 	int fd = open(path("c16k"), O_RDONLY);
-	off_t end, data, hole;
 
-	CHECK(fd >= 0, "open");
-	end = lseek(fd, 0, SEEK_END);
-	data = lseek(fd, 100, SEEK_DATA);
-	hole = lseek(fd, 100, SEEK_HOLE);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(DATA_SIZE, lseek(fd, 0, SEEK_END));
+	EXPECT_EQ(100, lseek(fd, 100, SEEK_DATA));
+	EXPECT_EQ(DATA_SIZE, lseek(fd, 100, SEEK_HOLE));
 	close(fd);
-	CHECK(end == DATA_SIZE, "SEEK_END %lld", (long long)end);
-	CHECK(data == 100, "SEEK_DATA %lld", (long long)data);
-	CHECK(hole == DATA_SIZE, "SEEK_HOLE %lld", (long long)hole);
-	return PASS;
 }
 
-static enum result t_sendfile_splice(void)
+TEST_F(ext4dec, sendfile_and_pipe)
 {
 	int in = open(path("c4k"), O_RDONLY);
 	int out = open(path("sendfile.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	off_t off = 0;
 	ssize_t n, total = 0;
 
-	CHECK(in >= 0 && out >= 0, "open");
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, out);
 	while ((n = sendfile(out, in, &off, 1 << 20)) > 0)
 		total += n;
 	close(in);
 	close(out);
-	CHECK(total == DATA_SIZE, "sendfile copied %zd", total);
-	CHECK(same_contents(path("orig"), path("sendfile.out")), "sendfile");
-	CHECK(!run("cat '%s' | cmp -s - '%s'", path("c8k"), path("orig")),
-	      "through a pipe");
+	EXPECT_EQ(DATA_SIZE, total) TH_LOG("sendfile copied %zd", total);
+	EXPECT_TRUE(same_contents(path("orig"), path("sendfile.out")));
+	EXPECT_EQ(0, run("cat '%s' | cmp -s - '%s'", path("c8k"), path("orig"))) {
+		TH_LOG("through a pipe");
+	}
 	unlink(path("sendfile.out"));
-	return PASS;
 }
 
-static enum result t_refused_ops(void)
+TEST_F(ext4dec, data_ioctls_fallocate_fibmap_swapon_refused)
 {
 	int fd = open(path("c16k"), O_RDONLY);
 	int block = 0;
@@ -431,41 +515,40 @@ static enum result t_refused_ops(void)
 		__u64 orig_start, donor_start, len, moved_len;
 	} move = { 0 };
 
-	CHECK(fd >= 0, "open");
-	CHECK(fallocate(fd, 0, 0, 4096) < 0, "fallocate allowed");
-	CHECK(ioctl(fd, FIBMAP, &block) < 0, "FIBMAP allowed");
+	ASSERT_LE(0, fd);
+	EXPECT_NE(0, errno_of(fallocate(fd, 0, 0, 4096))) TH_LOG("fallocate allowed");
+	EXPECT_NE(0, errno_of(ioctl(fd, FIBMAP, &block))) TH_LOG("FIBMAP allowed");
 	move.donor_fd = fd;
-	errno = 0;
-	CHECK(ioctl(fd, _IOWR('f', 15, move), &move) < 0 && errno == EOPNOTSUPP,
-	      "EXT4_IOC_MOVE_EXT: %s", strerror(errno));
-	errno = 0;
-	CHECK(ioctl(fd, FS_IOC_ENABLE_VERITY, NULL) < 0 && errno == EOPNOTSUPP,
-	      "FS_IOC_ENABLE_VERITY: %s", strerror(errno));
+	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, _IOWR('f', 15, move), &move))) {
+		TH_LOG("EXT4_IOC_MOVE_EXT");
+	}
+	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, FS_IOC_ENABLE_VERITY, NULL))) {
+		TH_LOG("FS_IOC_ENABLE_VERITY");
+	}
 	close(fd);
-	CHECK(change_flags(path("c16k"), FS_JOURNAL_DATA_FL, 0) == EBUSY,
-	      "+j on an active inode");
-	CHECK(swapon(path("c16k"), 0) < 0, "swapon worked");
-	CHECK(same_contents(path("orig"), path("c16k")), "file changed");
-	return PASS;
+	EXPECT_EQ(EBUSY, change_flags(path("c16k"), FS_JOURNAL_DATA_FL, 0)) {
+		TH_LOG("+j on an active inode");
+	}
+	EXPECT_NE(0, errno_of(swapon(path("c16k"), 0))) TH_LOG("swapon worked");
+	EXPECT_TRUE(same_contents(path("orig"), path("c16k"))) TH_LOG("file changed");
 }
 
-static enum result t_exec_binary(void)
+TEST_F(ext4dec, exec_compressed_binary)
 {
 	int err;
 
 	/* busybox picks its applet from argv[0]: keep the name */
 	mkdir(path("exe"), 0755);
 	err = make_compressed("/bin/busybox", path("exe/busybox"), "--filter=x86");
-	CHECK(!err, "+c: %s", strerror(err));
-	CHECK(!run("chmod +x '%s'", path("exe/busybox")), "chmod");
-	CHECK(file_size(path("exe/busybox")) == file_size("/bin/busybox"),
-	      "size");
-	CHECK(!run("'%s' echo exec-ok | grep -q exec-ok", path("exe/busybox")),
-	      "running a compressed executable failed");
-	return PASS;
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+	ASSERT_EQ(0, run("chmod +x '%s'", path("exe/busybox")));
+	EXPECT_EQ(file_size("/bin/busybox"), file_size(path("exe/busybox")));
+	EXPECT_EQ(0, run("'%s' echo exec-ok | grep -q exec-ok", path("exe/busybox"))) {
+		TH_LOG("running a compressed executable failed");
+	}
 }
 
-static enum result t_shared_library(void)
+TEST_F_TIMEOUT(ext4dec, program_with_compressed_libc, SLOW)
 {
 	static const char *const libs[] = {
 		"/lib/x86_64-linux-gnu/libc.so.6",
@@ -475,33 +558,36 @@ static enum result t_shared_library(void)
 	size_t i;
 	int err;
 
-	for (i = 0; i < 2 && !lib; i++)
+	for (i = 0; i < ARRAY_SIZE(libs) && !lib; i++)
 		if (!access(libs[i], R_OK))
 			lib = libs[i];
 	if (!lib)
-		return skip("no libc.so.6 in the guest");
+		SKIP(return, "no libc.so.6 in the guest");
 	mkdir(path("lib"), 0755);
 	err = make_compressed(lib, path("lib/libc.so.6"), "--filter=x86");
-	CHECK(!err, "+c: %s", strerror(err));
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
 	/* the program runs with the compressed libc, and says it does */
-	CHECK(!run("LD_LIBRARY_PATH='%s' /bin/busybox cat /proc/self/maps | grep -q '%s'",
-		   path("lib"), path("lib/libc.so.6")),
-	      "compressed libc.so.6 not used by ld.so");
-	CHECK(!run("LD_LIBRARY_PATH='%s' /bin/busybox sha256sum '%s' > /dev/null",
-		   path("lib"), path("orig")), "program failed");
-	return PASS;
+	EXPECT_EQ(0, run("LD_LIBRARY_PATH='%s' /bin/busybox cat /proc/self/maps | grep -q '%s'",
+			 path("lib"), path("lib/libc.so.6"))) {
+		TH_LOG("compressed libc.so.6 not used by ld.so");
+	}
+	EXPECT_EQ(0, run("LD_LIBRARY_PATH='%s' /bin/busybox sha256sum '%s' > /dev/null",
+			 path("lib"), path("orig"))) {
+		TH_LOG("program failed");
+	}
 }
 
-static enum result t_drop_caches(void)
+TEST_F(ext4dec, drop_caches_reread)
 {
 	drop_caches();
-	CHECK(same_contents(path("orig"), path("dict")), "after drop_caches");
+	EXPECT_TRUE(same_contents(path("orig"), path("dict")));
 	drop_caches();
-	CHECK(same_contents(path("orig"), path("x86")), "after drop_caches");
-	return PASS;
+	EXPECT_TRUE(same_contents(path("orig"), path("x86")));
 }
 
-static enum result cold_read_counts(const char *name, long long csize)
+/* A cold sequential read of NAME inflates each chunk once; a warm one, none. */
+static void cold_read_counts(struct __test_metadata *_metadata,
+			     const char *name, long long csize)
 {
 	long long before, after, chunks = (DATA_SIZE + csize - 1) / csize;
 	unsigned char *buf;
@@ -512,48 +598,45 @@ static enum result cold_read_counts(const char *name, long long csize)
 	buf = read_all(path(name), &len);
 	after = counter("chunks_inflated");
 	free(buf);
-	CHECK(buf && len == DATA_SIZE, "read");
-	CHECK(after - before == chunks,
-	      "%s: cold sequential read inflated %lld chunks, file has %lld",
-	      name, after - before, chunks);
-	/* warm: nothing more */
+	ASSERT_NE(NULL, buf) TH_LOG("read %s", name);
+	ASSERT_EQ((size_t)DATA_SIZE, len) TH_LOG("read %s", name);
+	EXPECT_EQ(chunks, after - before) {
+		TH_LOG("%s: cold sequential read inflated %lld chunks, file has %lld",
+		       name, after - before, chunks);
+	}
 	buf = read_all(path(name), &len);
 	free(buf);
-	CHECK(counter("chunks_inflated") == after, "%s: warm read inflated chunks",
-	      name);
-	return PASS;
+	EXPECT_EQ(after, counter("chunks_inflated")) {
+		TH_LOG("%s: warm read inflated chunks", name);
+	}
 }
 
-static enum result t_cold_read_counts(void)
+TEST_F(ext4dec, cold_sequential_read_inflates_each_chunk_once)
 {
-	enum result r = cold_read_counts("c16k", 16384);
-
-	if (r == PASS)
-		r = cold_read_counts("c12k", 12288);
-	if (r == PASS)
-		r = cold_read_counts("v2c128k", 131072);
-	return r == PASS ? cold_read_counts("v2zstd", 16384) : r;
+	cold_read_counts(_metadata, "c16k", 16384);
+	cold_read_counts(_metadata, "c12k", 12288);
+	cold_read_counts(_metadata, "v2c128k", 131072);
+	cold_read_counts(_metadata, "v2zstd", 16384);
 }
 
-static enum result t_random_read_counts(void)
+TEST_F(ext4dec, random_reads_inflate_touched_chunks)
 {
 	int fd = open(path("c32k"), O_RDONLY);
 	long long before;
 	char c;
 
+	ASSERT_LE(0, fd);
 	drop_caches();
 	before = counter("chunks_inflated");
-	CHECK(fd >= 0, "open");
 	/* no readahead: random access advice */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	CHECK(pread(fd, &c, 1, 5 * 32768 + 100) == 1, "pread");
-	CHECK(pread(fd, &c, 1, 5 * 32768 + 30000) == 1, "pread");
-	CHECK(pread(fd, &c, 1, 40 * 32768) == 1, "pread");
+	ASSERT_EQ(1, pread(fd, &c, 1, 5 * 32768 + 100));
+	ASSERT_EQ(1, pread(fd, &c, 1, 5 * 32768 + 30000));
+	ASSERT_EQ(1, pread(fd, &c, 1, 40 * 32768));
 	close(fd);
-	CHECK(counter("chunks_inflated") - before == 2,
-	      "3 reads in 2 chunks inflated %lld chunks",
-	      counter("chunks_inflated") - before);
-	return PASS;
+	EXPECT_EQ(2, counter("chunks_inflated") - before) {
+		TH_LOG("3 reads in 2 chunks");
+	}
 }
 
 /*
@@ -562,25 +645,28 @@ static enum result t_random_read_counts(void)
  * scattered over a cold mapping, as a program's start touches a library,
  * inflate exactly the chunks touched, and read the original's bytes.
  */
-static enum result fault_counts(const unsigned char *orig, const char *name,
-				long long csize, int advice)
+static void fault_counts(struct __test_metadata *_metadata,
+			 const unsigned char *orig, const char *name,
+			 long long csize, int advice)
 {
 	size_t nr = (DATA_SIZE + csize - 1) / csize, pages = (DATA_SIZE + 4095) / 4096;
-	long long before, expected = 0, got;
+	long long before, expected = 0;
 	char *inflated = calloc(nr, 1);
 	int fd = open(path(name), O_RDONLY), i;
-	enum result r = PASS;
 	unsigned char *m, vec;
 
-	CHECK(inflated && fd >= 0, "%s: open", name);
+	ASSERT_NE(NULL, inflated);
+	ASSERT_LE(0, fd) TH_LOG("%s: open", name);
 	drop_caches();
 	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	CHECK(m != MAP_FAILED, "%s: mmap", name);
-	CHECK(!advice || !madvise(m, DATA_SIZE, advice), "%s: madvise", name);
+	ASSERT_NE(MAP_FAILED, m) TH_LOG("%s: mmap", name);
+	ASSERT_EQ(0, advice ? madvise(m, DATA_SIZE, advice) : 0) {
+		TH_LOG("%s: madvise", name);
+	}
 	before = counter("chunks_inflated");
 	rng_state = 4242;
-	for (i = 0; i < 64 && r == PASS; i++) {
+	for (i = 0; i < 64; i++) {
 		size_t off = rng() % pages * 4096;
 		size_t n = DATA_SIZE - off < 4096 ? DATA_SIZE - off : 4096;
 
@@ -588,32 +674,26 @@ static enum result fault_counts(const unsigned char *orig, const char *name,
 		 * A page drop_caches left (one in a CPU's LRU batch, say)
 		 * needs no fault; a fault inflates its chunk, once.
 		 */
-		if (mincore(m + off, 4096, &vec)) {
-			diag("%s: mincore: %s", name, strerror(errno));
-			r = FAIL;
-			break;
+		ASSERT_EQ(0, mincore(m + off, 4096, &vec)) {
+			TH_LOG("%s: mincore: %s", name, strerror(errno));
 		}
 		if (!(vec & 1) && !inflated[off / csize]) {
 			inflated[off / csize] = 1;
 			expected++;
 		}
-		if (memcmp(m + off, orig + off, n)) {
-			diag("%s: page at %zu differs from the original", name, off);
-			r = FAIL;
+		ASSERT_EQ(0, memcmp(m + off, orig + off, n)) {
+			TH_LOG("%s: page at %zu differs from the original", name, off);
 		}
-		got = counter("chunks_inflated") - before;
-		if (got != expected) {
-			diag("%s: %d faults, %lld chunks to inflate, %lld inflated",
-			     name, i + 1, expected, got);
-			r = FAIL;
+		ASSERT_EQ(expected, counter("chunks_inflated") - before) {
+			TH_LOG("%s: %d faults, %lld chunks to inflate", name, i + 1,
+			       expected);
 		}
 	}
 	munmap(m, DATA_SIZE);
 	free(inflated);
-	return r;
 }
 
-static enum result t_fault_counts(void)
+TEST_F(ext4dec, page_faults_inflate_touched_chunks)
 {
 	static const struct {
 		const char *name;
@@ -628,14 +708,13 @@ static enum result t_fault_counts(void)
 	};
 	size_t len, i;
 	unsigned char *orig = read_all(path("orig"), &len);
-	enum result r = PASS;
 
-	CHECK(orig && len == DATA_SIZE, "read orig");
-	for (i = 0; r == PASS && i < sizeof(files) / sizeof(files[0]); i++)
-		r = fault_counts(orig, files[i].name, files[i].csize,
-				 files[i].advice);
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ((size_t)DATA_SIZE, len);
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		fault_counts(_metadata, orig, files[i].name, files[i].csize,
+			     files[i].advice);
 	free(orig);
-	return r;
 }
 
 /* Pages of [@p, @p + @len) in the page cache (mincore), or -1 */
@@ -657,19 +736,18 @@ static int resident_pages(const void *p, size_t len)
  * chunks (the workers fill them while the fault goes on), and never past
  * the end of the file.
  */
-static enum result t_fault_around(void)
+TEST_F_TIMEOUT(ext4dec, fault_around_kb_reads_following_chunks, SLOW)
 {
-	const char *param = "/sys/module/ext4dec/parameters/fault_around_kb";
 	int fd = open(path("c32k"), O_RDONLY), around = 0, after, i;
 	long long before, got[2];
 	volatile unsigned char *m;
 
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	drop_caches();
 	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	CHECK(m != MAP_FAILED, "mmap");
-	CHECK(!run("echo 40 > %s", param), "set fault_around_kb");
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, set_param("fault_around_kb", 40));
 	before = counter("chunks_inflated");
 	(void)m[5 * 32768 + 4096];	/* chunk 5, and 6 and 7 read around */
 	/* the workers fill 6 and 7 (mincore counts uptodate pages only) */
@@ -683,26 +761,15 @@ static enum result t_fault_around(void)
 	got[0] = counter("chunks_inflated") - before;
 	(void)m[DATA_SIZE - 1];		/* the last chunk: nothing after it */
 	got[1] = counter("chunks_inflated") - before;
-	run("echo 0 > %s", param);
 	munmap((void *)m, DATA_SIZE);
-	CHECK(around == 16 && after == 0,
-	      "after a fault in chunk 5: %d of chunks 6-7's 16 pages cached within 20 s, %d of chunk 8's",
-	      around, after);
-	CHECK(got[0] == 3 && got[1] == 4,
-	      "fault_around_kb=40 (2 chunks of 32K): %lld, then %lld chunks inflated, not 3, 4",
-	      got[0], got[1]);
-	return PASS;
-}
-
-static int set_param(const char *name, long long value)
-{
-	return run("echo %lld > /sys/module/ext4dec/parameters/%s", value, name);
-}
-
-/* A module parameter's value, or -1 */
-static long long get_param(const char *name)
-{
-	return sysfs_number("/sys/module/ext4dec/parameters", name);
+	EXPECT_TRUE(around == 16 && after == 0) {
+		TH_LOG("after a fault in chunk 5: %d of chunks 6-7's 16 pages cached within 20 s, %d of chunk 8's",
+		       around, after);
+	}
+	EXPECT_TRUE(got[0] == 3 && got[1] == 4) {
+		TH_LOG("fault_around_kb=40 (2 chunks of 32K): %lld, then %lld chunks inflated, not 3, 4",
+		       got[0], got[1]);
+	}
 }
 
 /* A fresh compressed copy of orig, 32 KiB chunks, mapped */
@@ -727,28 +794,29 @@ static volatile unsigned char *map_fresh(const char *name)
  * it, which is never asked for.  The first ones read ahead; after a few
  * dozen, only one miss in 16 does.
  */
-static enum result cache_ahead_stops(void)
+static void cache_ahead_stops(struct __test_metadata *_metadata)
 {
 	volatile unsigned char *m = map_fresh("ahead2");
 	int i, kept_late = 0;
 	long long kept;
 
-	CHECK(m, "ahead2: compress, activate, map");
+	ASSERT_NE(NULL, m) TH_LOG("ahead2: compress, activate, map");
 	for (i = 0; i < 45; i++) {
 		kept = counter("cached_bytes");
 		(void)m[(size_t)(95 - 2 * i) * 32768];
-		if (i == 0 && counter("cached_bytes") <= kept) {
-			diag("the first miss kept nothing");
-			break;
+		if (i == 0) {
+			ASSERT_LT(kept, counter("cached_bytes")) {
+				TH_LOG("the first miss kept nothing");
+			}
 		}
 		kept_late += i >= 37 && counter("cached_bytes") > kept;
 	}
 	munmap((void *)m, DATA_SIZE);
 	unlink(path("ahead2"));
-	CHECK(i == 45 && kept_late <= 1,
-	      "%d of misses 38-45, none a hit, read ahead (expected at most 1)",
-	      kept_late);
-	return PASS;
+	EXPECT_GE(1, kept_late) {
+		TH_LOG("%d of misses 38-45, none a hit, read ahead (expected at most 1)",
+		       kept_late);
+	}
 }
 
 /*
@@ -757,38 +825,28 @@ static enum result cache_ahead_stops(void)
  * fault in one of those chunks inflates it without I/O.  The cache holds
  * no more than cache_kb, gives everything back to drop_caches (its
  * shrinker) and to deactivation, and keeps nothing with cache_ahead_kb=0.
+ * The fixture's teardown puts the parameters back.
  */
-static enum result t_cache_ahead(void)
+TEST_F_TIMEOUT(ext4dec, miss_keeps_following_chunks_bytes, SLOWER)
 {
-	long long cache_kb = get_param("cache_kb");
-	long long ahead_kb = get_param("cache_ahead_kb");
-	long long around_kb = get_param("fault_around_kb");
 	long long inflated, hits, raw, kept, most = 0;
-	unsigned char *orig;
 	volatile unsigned char *m;
-	enum result r = FAIL;
+	unsigned char *orig;
 	size_t len, i;
+	ssize_t r;
 	char c;
 	int fd;
 
-	CHECK(cache_kb >= 0 && ahead_kb >= 0 && around_kb >= 0,
-	      "no cache_kb, cache_ahead_kb or fault_around_kb");
 	orig = read_all(path("orig"), &len);
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ((size_t)DATA_SIZE, len);
 	m = map_fresh("ahead1");
-	if (!orig || len != DATA_SIZE || !m) {
-		diag("read orig; ahead1: compress, activate, map");
-		goto out;
-	}
-	if (set_param("cache_kb", 16384) || set_param("cache_ahead_kb", 64) ||
-	    set_param("fault_around_kb", 0)) {
-		diag("cannot set cache_kb, cache_ahead_kb, fault_around_kb");
-		goto out;
-	}
+	ASSERT_NE(NULL, m) TH_LOG("ahead1: compress, activate, map");
+	ASSERT_EQ(0, set_param("cache_kb", 16384));
+	ASSERT_EQ(0, set_param("cache_ahead_kb", 64));
+	ASSERT_EQ(0, set_param("fault_around_kb", 0));
 	drop_caches();
-	if (counter("cached_bytes")) {
-		diag("%lld bytes kept after drop_caches", counter("cached_bytes"));
-		goto out;
-	}
+	ASSERT_EQ(0, counter("cached_bytes")) TH_LOG("bytes kept after drop_caches");
 
 	inflated = counter("chunks_inflated");
 	hits = counter("cache_hits");
@@ -797,118 +855,85 @@ static enum result t_cache_ahead(void)
 	kept = counter("cached_bytes");
 	raw = counter("compressed_bytes") - raw;
 	/* chunk 5's bytes and at most 64 KiB more; allocations at most twice */
-	if (counter("chunks_inflated") - inflated != 1 || kept <= 0 ||
-	    kept > 2 * 64 * 1024 || raw > 33 * 1024 + 64 * 1024) {
-		diag("a fault in chunk 5 inflated %lld chunks, read %lld bytes and kept %lld (cache_ahead_kb=64)",
-		     counter("chunks_inflated") - inflated, raw, kept);
-		goto out;
+	ASSERT_TRUE(counter("chunks_inflated") - inflated == 1 && kept > 0 &&
+		    kept <= 2 * 64 * 1024 && raw <= 33 * 1024 + 64 * 1024) {
+		TH_LOG("a fault in chunk 5 inflated %lld chunks, read %lld bytes and kept %lld (cache_ahead_kb=64)",
+		       counter("chunks_inflated") - inflated, raw, kept);
 	}
 	raw = counter("compressed_bytes");
-	if (memcmp((const void *)(m + 6 * 32768), orig + 6 * 32768, 32768)) {
-		diag("chunk 6, inflated from kept bytes, differs from the original");
-		goto out;
+	ASSERT_EQ(0, memcmp((const void *)(m + 6 * 32768), orig + 6 * 32768, 32768)) {
+		TH_LOG("chunk 6, inflated from kept bytes, differs from the original");
 	}
-	if (counter("chunks_inflated") - inflated != 2 ||
-	    counter("cache_hits") - hits != 1 ||
-	    counter("compressed_bytes") != raw ||
-	    counter("cached_bytes") >= kept) {
-		diag("a fault in chunk 6: %lld chunks inflated in all, %lld cache hits, %lld bytes read, %lld bytes kept (were %lld)",
-		     counter("chunks_inflated") - inflated,
-		     counter("cache_hits") - hits,
-		     counter("compressed_bytes") - raw,
-		     counter("cached_bytes"), kept);
-		goto out;
+	ASSERT_TRUE(counter("chunks_inflated") - inflated == 2 &&
+		    counter("cache_hits") - hits == 1 &&
+		    counter("compressed_bytes") == raw &&
+		    counter("cached_bytes") < kept) {
+		TH_LOG("a fault in chunk 6: %lld chunks inflated in all, %lld cache hits, %lld bytes read, %lld bytes kept (were %lld)",
+		       counter("chunks_inflated") - inflated,
+		       counter("cache_hits") - hits,
+		       counter("compressed_bytes") - raw,
+		       counter("cached_bytes"), kept);
 	}
 
 	/* at most cache_kb, the oldest dropped first */
-	if (set_param("cache_kb", 40)) {
-		diag("cannot set cache_kb");
-		goto out;
-	}
+	ASSERT_EQ(0, set_param("cache_kb", 40));
 	for (i = 0; i < 12; i++) {
 		size_t off = (20 + i * 6) * 32768;
 
-		if (memcmp((const void *)(m + off), orig + off, 4096)) {
-			diag("page at %zu differs from the original", off);
-			goto out;
+		ASSERT_EQ(0, memcmp((const void *)(m + off), orig + off, 4096)) {
+			TH_LOG("page at %zu differs from the original", off);
 		}
 		kept = counter("cached_bytes");
 		most = kept > most ? kept : most;
 	}
-	if (most <= 0 || most > 40 * 1024) {
-		diag("with cache_kb=40, up to %lld bytes kept", most);
-		goto out;
+	ASSERT_TRUE(most > 0 && most <= 40 * 1024) {
+		TH_LOG("with cache_kb=40, up to %lld bytes kept", most);
 	}
 	/* chunk 87, kept last, is there; 21, kept first, is gone */
 	hits = counter("cache_hits");
 	(void)m[87 * 32768];
-	if (counter("cache_hits") != hits + 1) {
-		diag("with cache_kb=40, the bytes kept last were not kept");
-		goto out;
+	ASSERT_EQ(hits + 1, counter("cache_hits")) {
+		TH_LOG("with cache_kb=40, the bytes kept last were not kept");
 	}
 	(void)m[21 * 32768];
-	if (counter("cache_hits") != hits + 1) {
-		diag("with cache_kb=40, the bytes kept first were still kept");
-		goto out;
+	ASSERT_EQ(hits + 1, counter("cache_hits")) {
+		TH_LOG("with cache_kb=40, the bytes kept first were still kept");
 	}
 
 	/* the shrinker: drop_caches frees slab caches too */
 	drop_caches();
-	if (counter("cached_bytes")) {
-		diag("%lld bytes kept after drop_caches", counter("cached_bytes"));
-		goto out;
-	}
+	ASSERT_EQ(0, counter("cached_bytes")) TH_LOG("bytes kept after drop_caches");
 
 	/* none read ahead with cache_ahead_kb=0 */
-	if (set_param("cache_kb", 16384) || set_param("cache_ahead_kb", 0)) {
-		diag("cannot set cache_kb, cache_ahead_kb");
-		goto out;
-	}
+	ASSERT_EQ(0, set_param("cache_kb", 16384));
+	ASSERT_EQ(0, set_param("cache_ahead_kb", 0));
 	hits = counter("cache_hits");
 	(void)m[10 * 32768];
 	(void)m[11 * 32768];
-	if (counter("cached_bytes") || counter("cache_hits") != hits) {
-		diag("cache_ahead_kb=0: %lld bytes kept, %lld hits",
-		     counter("cached_bytes"), counter("cache_hits") - hits);
-		goto out;
+	ASSERT_TRUE(counter("cached_bytes") == 0 && counter("cache_hits") == hits) {
+		TH_LOG("cache_ahead_kb=0: %lld bytes kept, %lld hits",
+		       counter("cached_bytes"), counter("cache_hits") - hits);
 	}
-	r = PASS;
-out:
-	if (m)
-		munmap((void *)m, DATA_SIZE);
+	munmap((void *)m, DATA_SIZE);
 	free(orig);
-	if (r != PASS || set_param("cache_ahead_kb", 16)) {
-		diag("cannot set cache_ahead_kb");
-		r = FAIL;
-		goto restore;
-	}
 
 	/* deactivation gives back what its inode kept */
-	r = FAIL;
+	ASSERT_EQ(0, set_param("cache_ahead_kb", 16));
 	drop_caches();
 	fd = open(path("ahead1"), O_RDONLY);
-	if (fd < 0) {
-		diag("open ahead1: %s", strerror(errno));
-		goto restore;
-	}
+	ASSERT_LE(0, fd) TH_LOG("open ahead1: %s", strerror(errno));
 	/* no readahead beyond the chunk: a miss of one chunk */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	len = pread(fd, &c, 1, 3 * 32768);
+	r = pread(fd, &c, 1, 3 * 32768);
 	close(fd);
 	kept = counter("cached_bytes");
-	if (len != 1 || change_flags(path("ahead1"), 0, FS_COMPR_FL) ||
-	    kept <= 0 || counter("cached_bytes")) {
-		diag("a read of chunk 3 kept %lld bytes, %lld left after chattr -c",
-		     kept, counter("cached_bytes"));
-		goto restore;
+	ASSERT_TRUE(r == 1 && !change_flags(path("ahead1"), 0, FS_COMPR_FL) &&
+		    kept > 0 && !counter("cached_bytes")) {
+		TH_LOG("a read of chunk 3 kept %lld bytes, %lld left after chattr -c",
+		       kept, counter("cached_bytes"));
 	}
 	unlink(path("ahead1"));
-	r = cache_ahead_stops();
-restore:
-	set_param("cache_kb", cache_kb);
-	set_param("cache_ahead_kb", ahead_kb);
-	set_param("fault_around_kb", around_kb);
-	return r;
+	cache_ahead_stops(_metadata);
 }
 
 #ifndef MADV_POPULATE_READ
@@ -916,27 +941,29 @@ restore:
 #endif
 
 /* A cold mapping of c32k, populated by @how, reads the original's bytes. */
-static enum result populate_compare(const unsigned char *orig, const char *how)
+static void populate_compare(struct __test_metadata *_metadata,
+			     const unsigned char *orig, const char *how)
 {
 	int fd = open(path("c32k"), O_RDONLY), flags = MAP_SHARED;
 	unsigned char *m;
 	int err = 0;
 
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	drop_caches();
 	if (!strcmp(how, "MAP_POPULATE"))
 		flags |= MAP_POPULATE;
 	m = mmap(NULL, DATA_SIZE, PROT_READ, flags, fd, 0);
 	close(fd);
-	CHECK(m != MAP_FAILED, "%s: mmap", how);
+	ASSERT_NE(MAP_FAILED, m) TH_LOG("%s: mmap", how);
 	if (!strcmp(how, "mlock"))
 		err = mlock(m, DATA_SIZE);
 	else if (!strcmp(how, "MADV_POPULATE_READ"))
 		err = madvise(m, DATA_SIZE, MADV_POPULATE_READ);
-	CHECK(!err, "%s: %s", how, strerror(errno));
-	CHECK(!memcmp(m, orig, DATA_SIZE), "%s: the mapping differs from the original", how);
+	ASSERT_EQ(0, err) TH_LOG("%s: %s", how, strerror(errno));
+	ASSERT_EQ(0, memcmp(m, orig, DATA_SIZE)) {
+		TH_LOG("%s: the mapping differs from the original", how);
+	}
 	munmap(m, DATA_SIZE);
-	return PASS;
 }
 
 /*
@@ -946,34 +973,34 @@ static enum result populate_compare(const unsigned char *orig, const char *how)
  * first), processes faulting in one chunk at once, and a chunk with
  * holes left by reclaim (one inflation fills them all).
  */
-static enum result t_fault_paths(void)
+TEST_F(ext4dec, faults_populate_mlock_cow_concurrent_holes)
 {
 	static const char *const how[] = { "MAP_POPULATE", "mlock", "MADV_POPULATE_READ" };
 	size_t len, i, off = 9 * 32768 + 4096 + 10;
 	unsigned char *orig = read_all(path("orig"), &len), *m, page[4096];
 	long long before;
 	int fd, st, bad = 0, holes;
-	enum result r = PASS;
 
-	CHECK(orig && len == DATA_SIZE, "read orig");
-	for (i = 0; r == PASS && i < sizeof(how) / sizeof(how[0]); i++)
-		r = populate_compare(orig, how[i]);
-	if (r != PASS)
-		return r;
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ((size_t)DATA_SIZE, len);
+	for (i = 0; i < ARRAY_SIZE(how); i++)
+		populate_compare(_metadata, orig, how[i]);
 
 	/* copy-on-write of a cold page */
 	fd = open(path("c32k"), O_RDONLY);
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	drop_caches();
 	m = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	CHECK(m != MAP_FAILED, "mmap private");
+	ASSERT_NE(MAP_FAILED, m) TH_LOG("mmap private");
 	m[off] ^= 0xff;
 	memcpy(page, orig + off - 10, 4096);
 	page[10] ^= 0xff;
-	CHECK(!memcmp(m + off - 10, page, 4096), "written private page");
+	ASSERT_EQ(0, memcmp(m + off - 10, page, 4096)) TH_LOG("written private page");
 	munmap(m, DATA_SIZE);
-	CHECK(pread(fd, page, 4096, off - 10) == 4096 && !memcmp(page, orig + off - 10, 4096),
-	      "the file changed under a private mapping");
+	ASSERT_EQ(4096, pread(fd, page, 4096, off - 10));
+	ASSERT_EQ(0, memcmp(page, orig + off - 10, 4096)) {
+		TH_LOG("the file changed under a private mapping");
+	}
 
 	/* four processes fault in chunk 20 at once */
 	drop_caches();
@@ -987,37 +1014,41 @@ static enum result t_fault_paths(void)
 	}
 	for (i = 0; i < 4; i++)
 		bad |= wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st);
-	CHECK(!bad, "a process read wrong bytes in chunk 20");
+	ASSERT_EQ(0, bad) TH_LOG("a process read wrong bytes in chunk 20");
 	/*
 	 * Usually one inflation; racing faulters may split the chunk's pages
 	 * between them, but none is added twice: at most one per page.
 	 */
-	CHECK(counter("chunks_inflated") - before >= 1 &&
-	      counter("chunks_inflated") - before <= 8,
-	      "4 processes faulting in one chunk of 8 pages inflated %lld chunks",
-	      counter("chunks_inflated") - before);
+	ASSERT_TRUE(counter("chunks_inflated") - before >= 1 &&
+		    counter("chunks_inflated") - before <= 8) {
+		TH_LOG("4 processes faulting in one chunk of 8 pages inflated %lld chunks",
+		       counter("chunks_inflated") - before);
+	}
 
 	/* chunk 30 cached, then pages 1, 3 and 5 of it dropped */
-	CHECK(pread(fd, page, 4096, 30 * 32768) == 4096, "pread");
+	ASSERT_EQ(4096, pread(fd, page, 4096, 30 * 32768));
 	for (i = 1; i < 6; i += 2)
 		posix_fadvise(fd, 30 * 32768 + i * 4096, 4096, POSIX_FADV_DONTNEED);
 	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	CHECK(m != MAP_FAILED, "mmap");
+	ASSERT_NE(MAP_FAILED, m);
 	holes = 8 - resident_pages(m + 30 * 32768, 32768);
 	before = counter("chunks_inflated");
-	for (i = 1; i < 6; i += 2)
-		CHECK(!memcmp(m + 30 * 32768 + i * 4096, orig + 30 * 32768 + i * 4096, 4096),
-		      "page %zu of chunk 30", i);
-	CHECK(holes == 3 && counter("chunks_inflated") - before == 1,
-	      "a chunk with %d holes: %lld inflations to fill them", holes,
-	      counter("chunks_inflated") - before);
+	for (i = 1; i < 6; i += 2) {
+		ASSERT_EQ(0, memcmp(m + 30 * 32768 + i * 4096,
+				    orig + 30 * 32768 + i * 4096, 4096)) {
+			TH_LOG("page %zu of chunk 30", i);
+		}
+	}
+	EXPECT_TRUE(holes == 3 && counter("chunks_inflated") - before == 1) {
+		TH_LOG("a chunk with %d holes: %lld inflations to fill them", holes,
+		       counter("chunks_inflated") - before);
+	}
 	munmap(m, DATA_SIZE);
 	free(orig);
-	return PASS;
 }
 
-static enum result t_memcg(void)
+TEST_F_TIMEOUT(ext4dec, memcg_limited_reader, SLOWER)
 {
 	const char *cg = "/sys/fs/cgroup/ext4dec-test";
 	size_t n = 48 * MiB, i;
@@ -1027,20 +1058,20 @@ static enum result t_memcg(void)
 
 	if (access("/sys/fs/cgroup/cgroup.controllers", R_OK) &&
 	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
-		return skip("no cgroup2");
+		SKIP(return, "no cgroup2");
 	if (run("grep -q memory /sys/fs/cgroup/cgroup.controllers"))
-		return skip("no memory controller");
-	CHECK(data, "malloc");
+		SKIP(return, "no memory controller");
+	ASSERT_NE(NULL, data);
 	for (i = 0; i < n; i += 4096)
 		gen_data(data + i, 4096, i / 4096 % 64 + 7);
-	CHECK(!write_file(path("big.orig"), data, n, false), "write");
+	ASSERT_EQ(0, write_file(path("big.orig"), data, n, false));
 	free(data);
 	err = make_compressed(path("big.orig"), path("big"), "-1");
-	CHECK(!err, "+c: %s", strerror(err));
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
 	drop_caches();
 	run("echo +memory > /sys/fs/cgroup/cgroup.subtree_control");
 	mkdir(cg, 0755);
-	CHECK(!run("echo 16M > %s/memory.max", cg), "memory.max");
+	ASSERT_EQ(0, run("echo 16M > %s/memory.max", cg));
 	pid = fork();
 	if (!pid) {
 		char p[64];
@@ -1048,26 +1079,26 @@ static enum result t_memcg(void)
 		snprintf(p, sizeof(p), "echo %d > %s/cgroup.procs", getpid(), cg);
 		_exit(run("%s", p) || !same_stream(path("big.orig"), path("big")));
 	}
-	CHECK(waitpid(pid, &st, 0) == pid, "wait");
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	rmdir(cg);
-	CHECK(WIFEXITED(st) && !WEXITSTATUS(st),
-	      "48 MiB file read in a 16 MiB cgroup differs");
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) {
+		TH_LOG("48 MiB file read in a 16 MiB cgroup differs");
+	}
 	unlink(path("big"));
 	unlink(path("big.orig"));
-	return PASS;
 }
 
 /*
  * Readers of freshly evicted inodes, started together: the first opens
  * race with the activation, and each reader checks every byte it reads.
  */
-static enum result t_concurrent(void)
+TEST_F_TIMEOUT(ext4dec, concurrent_readers, SLOW)
 {
 	size_t orig_len;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
 	int i, st, bad = 0, round;
 
-	CHECK(orig, "read orig");
+	ASSERT_NE(NULL, orig);
 	for (round = 0; round < 3; round++) {
 		drop_caches();
 		for (i = 0; i < 8; i++) {
@@ -1103,53 +1134,51 @@ static enum result t_concurrent(void)
 		}
 	}
 	free(orig);
-	CHECK(!bad, "%d of 24 concurrent readers saw wrong data", bad);
-	return PASS;
+	EXPECT_EQ(0, bad) TH_LOG("%d of 24 concurrent readers saw wrong data", bad);
 }
 
-static enum result t_unlink_while_mapped(void)
+TEST_F_TIMEOUT(ext4dec, unlink_while_mapped, SLOW)
 {
 	size_t orig_len;
 	unsigned char *orig = read_all(path("orig"), &orig_len), *m;
 	int fd, err;
 
-	CHECK(orig, "read");
+	ASSERT_NE(NULL, orig);
 	err = make_compressed(path("orig"), path("unl"), "");
-	CHECK(!err, "+c: %s", strerror(err));
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
 	fd = open(path("unl"), O_RDONLY);
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	m = mmap(NULL, orig_len, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	CHECK(m != MAP_FAILED, "mmap");
-	CHECK(!unlink(path("unl")), "unlink");
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, unlink(path("unl")));
 	drop_caches();
-	CHECK(!memcmp(m, orig, orig_len), "mapping of the unlinked file");
-	CHECK(counter("active_inodes") >= 1, "mapped inode not active");
+	EXPECT_EQ(0, memcmp(m, orig, orig_len)) TH_LOG("mapping of the unlinked file");
+	EXPECT_LE(1, counter("active_inodes")) TH_LOG("mapped inode not active");
 	munmap(m, orig_len);
 	free(orig);
 	/* nothing is open now: eviction leaves no inode active */
 	drop_caches();
-	CHECK(counter("active_inodes") == 0, "active_inodes %lld after eviction",
-	      counter("active_inodes"));
-	return PASS;
+	EXPECT_EQ(0, counter("active_inodes")) TH_LOG("after eviction");
 }
 
-static enum result t_chattr_cycles(void)
+TEST_F_TIMEOUT(ext4dec, chattr_cycles, SLOW)
 {
 	int i, err;
 
-	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("cyc.sz")), "szip");
-	CHECK(!run("cp '%s' '%s'", path("cyc.sz"), path("cyc")), "cp");
+	ASSERT_EQ(0, run("szip -qc '%s' > '%s'", path("orig"), path("cyc.sz")));
+	ASSERT_EQ(0, run("cp '%s' '%s'", path("cyc.sz"), path("cyc")));
 	for (i = 0; i < 4; i++) {
 		err = change_flags(path("cyc"), FS_COMPR_FL, 0);
-		CHECK(!err, "+c: %s", strerror(err));
-		CHECK(file_size(path("cyc")) == DATA_SIZE, "size after +c");
-		CHECK(same_contents(path("orig"), path("cyc")), "after +c");
+		ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+		ASSERT_EQ(DATA_SIZE, file_size(path("cyc"))) TH_LOG("size after +c");
+		ASSERT_TRUE(same_contents(path("orig"), path("cyc"))) TH_LOG("after +c");
 		/* the real chattr for -c */
-		CHECK(!run("chattr -c '%s'", path("cyc")), "chattr -c");
-		CHECK(same_contents(path("cyc.sz"), path("cyc")), "raw after -c");
+		ASSERT_EQ(0, run("chattr -c '%s'", path("cyc"))) TH_LOG("chattr -c");
+		ASSERT_TRUE(same_contents(path("cyc.sz"), path("cyc"))) {
+			TH_LOG("raw after -c");
+		}
 	}
-	return PASS;
 }
 
 /*
@@ -1215,39 +1244,90 @@ static bool refusal_burst(const char *name)
 	return true;
 }
 
-static enum result t_minus_c_busy(void)
+TEST_F(ext4dec, chattr_minus_c_busy)
 {
 	int err;
 
 	err = change_flags_held_open(path("c8k"), O_RDONLY, 0, FS_COMPR_FL);
-	CHECK(err == EBUSY, "-c while open elsewhere: %s", strerror(err));
+	EXPECT_EQ(EBUSY, err) TH_LOG("-c while open elsewhere: %s", strerror(err));
 	err = change_flags_mapped(path("c8k"), 0, FS_COMPR_FL);
-	CHECK(err == EBUSY, "-c while mapped: %s", strerror(err));
-	CHECK(same_contents(path("orig"), path("c8k")), "still active");
-	return PASS;
+	EXPECT_EQ(EBUSY, err) TH_LOG("-c while mapped: %s", strerror(err));
+	EXPECT_TRUE(same_contents(path("orig"), path("c8k"))) TH_LOG("still active");
 }
 
-static enum result t_plus_c_refusals(void)
+TEST_F_TIMEOUT(ext4dec, chattr_plus_c_refusals, SLOW)
 {
 	int err, i;
 
-	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("w")), "szip");
+	ASSERT_EQ(0, run("szip -qc '%s' > '%s'", path("orig"), path("w")));
 	err = change_flags_held_open(path("w"), O_WRONLY | O_APPEND,
 				     FS_COMPR_FL, 0);
-	CHECK(err == ETXTBSY, "+c with a writer: %s", strerror(err));
+	EXPECT_EQ(ETXTBSY, err) TH_LOG("+c with a writer: %s", strerror(err));
 	/* a burst of one reason hides no other */
 	for (i = 0; i < 12; i++) {
 		err = change_flags_mapped(path("w"), FS_COMPR_FL, 0);
-		CHECK(err == EBUSY, "+c while mapped: %s", strerror(err));
+		ASSERT_EQ(EBUSY, err) TH_LOG("+c while mapped: %s", strerror(err));
 	}
 
 	/* not szip */
-	CHECK(!write_file(path("plain"), "hello world\n", 12, false), "write");
+	ASSERT_EQ(0, write_file(path("plain"), "hello world\n", 12, false));
 	err = change_flags(path("plain"), FS_COMPR_FL, 0);
-	CHECK(err == EINVAL, "+c on a text file: %s", strerror(err));
-	CHECK(!run("dmesg | tail -n 20 | grep -q 'plain: not activated: not a valid szip file'"),
-	      "no dmesg line naming the file and the reason");
-	return PASS;
+	EXPECT_EQ(EINVAL, err) TH_LOG("+c on a text file: %s", strerror(err));
+	EXPECT_EQ(0, run("dmesg | tail -n 20 | grep -q '%s'",
+			 "plain: not activated: not a valid szip file")) {
+		TH_LOG("no dmesg line naming the file and the reason");
+	}
+}
+
+TEST_F_TIMEOUT(ext4dec, corrupt_chunk_eio_only_there, SLOW)
+{
+	size_t n, orig_len;
+	unsigned char *b, *orig = read_all(path("orig"), &orig_len);
+	unsigned char buf[4096];
+	long long errors = counter("read_errors");
+	unsigned int off1, off2;
+	int fd, err;
+
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ(0, run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
+			 path("corrupt")));
+	b = read_all(path("corrupt"), &n);
+	ASSERT_NE(NULL, b);
+	/* garble the middle of chunk 5's compressed data */
+	memcpy(&off1, b + 20 + 4 * 5, 4);
+	memcpy(&off2, b + 20 + 4 * 6, 4);
+	memset(b + (off1 + off2) / 2, 0x55, 8);
+	ASSERT_EQ(0, write_file(path("corrupt"), b, n, false));
+	free(b);
+	err = change_flags(path("corrupt"), FS_COMPR_FL, 0);
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+	ASSERT_EQ(0, write_file(path("burst"), "not szip\n", 9, false));
+	ASSERT_TRUE(refusal_burst(path("burst"))) TH_LOG("refusals");
+	drop_caches();
+	fd = open(path("corrupt"), O_RDONLY);
+	ASSERT_LE(0, fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	EXPECT_EQ(EIO, errno_of(pread(fd, buf, 4096, 5 * 4096))) {
+		TH_LOG("bad chunk read without EIO");
+	}
+	EXPECT_TRUE(pread(fd, buf, 4096, 4 * 4096) == 4096 &&
+		    !memcmp(buf, orig + 4 * 4096, 4096)) {
+		TH_LOG("chunk before");
+	}
+	EXPECT_TRUE(pread(fd, buf, 4096, 6 * 4096) == 4096 &&
+		    !memcmp(buf, orig + 6 * 4096, 4096)) {
+		TH_LOG("chunk after");
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	EXPECT_EQ(EIO, errno_of(pread(fd, buf, 4096, 5 * 4096))) {
+		TH_LOG("bad chunk read without EIO, second time");
+	}
+	close(fd);
+	free(orig);
+	EXPECT_LT(errors, counter("read_errors")) TH_LOG("read_errors did not move");
+	EXPECT_EQ(0, run("dmesg | grep -q 'chunk 5: '")) {
+		TH_LOG("no dmesg line with the chunk number");
+	}
 }
 
 /*
@@ -1278,7 +1358,7 @@ static int make_broken(const char *name, long at, int size, uint32_t val,
 	return ret;
 }
 
-static enum result t_malformed_refused(void)
+TEST_F_TIMEOUT(ext4dec, malformed_headers_refused, SLOW)
 {
 	static const struct {
 		const char *what;
@@ -1304,78 +1384,74 @@ static enum result t_malformed_refused(void)
 	long long refused = counter("refusals/not_szip");
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		char name[32];
 		int err;
 
 		snprintf(name, sizeof(name), "bad%zu", i);
-		CHECK(!make_broken(path(name), cases[i].at, cases[i].size,
-				   cases[i].val, cases[i].trunc),
-		      "make %s", cases[i].what);
+		ASSERT_EQ(0, make_broken(path(name), cases[i].at, cases[i].size,
+					 cases[i].val, cases[i].trunc)) {
+			TH_LOG("make %s", cases[i].what);
+		}
 		err = change_flags(path(name), FS_COMPR_FL, 0);
-		CHECK(err == EINVAL, "%s: +c gave %s", cases[i].what,
-		      strerror(err));
-		CHECK(file_size(path(name)) < DATA_SIZE, "%s: size changed",
-		      cases[i].what);
-		CHECK(!run("lsattr '%s' | grep -q '^[^c ]* '", path(name)),
-		      "%s: +c was set", cases[i].what);
+		EXPECT_EQ(EINVAL, err) {
+			TH_LOG("%s: +c gave %s", cases[i].what, strerror(err));
+		}
+		EXPECT_GT(DATA_SIZE, file_size(path(name))) {
+			TH_LOG("%s: size changed", cases[i].what);
+		}
+		EXPECT_EQ(0, run("lsattr '%s' | grep -q '^[^c ]* '", path(name))) {
+			TH_LOG("%s: +c was set", cases[i].what);
+		}
 	}
-	CHECK(counter("refusals/not_szip") - refused == (long long)i,
-	      "refusals/not_szip moved by %lld",
-	      counter("refusals/not_szip") - refused);
-	return PASS;
+	EXPECT_EQ((long long)ARRAY_SIZE(cases), counter("refusals/not_szip") - refused) {
+		TH_LOG("refusals/not_szip");
+	}
 }
 
-static enum result t_corrupt_chunk_eio(void)
+/* A wrong (but in-range) last chunk size: only the last chunk fails. */
+TEST_F_TIMEOUT(ext4dec, wrong_last_chunk_size_eio_on_last_chunk, SLOW)
 {
 	size_t n, orig_len;
 	unsigned char *b, *orig = read_all(path("orig"), &orig_len);
 	unsigned char buf[4096];
-	long long errors = counter("read_errors");
-	unsigned int off1, off2;
+	uint16_t last;
+	off_t size;
 	int fd, err;
 
-	CHECK(orig, "read");
-	CHECK(!run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
-		   path("corrupt")), "szip");
-	b = read_all(path("corrupt"), &n);
-	CHECK(b, "read");
-	/* garble the middle of chunk 5's compressed data */
-	memcpy(&off1, b + 20 + 4 * 5, 4);
-	memcpy(&off2, b + 20 + 4 * 6, 4);
-	memset(b + (off1 + off2) / 2, 0x55, 8);
-	CHECK(!write_file(path("corrupt"), b, n, false), "write");
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ(0, run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
+			 path("lastcs")));
+	b = read_all(path("lastcs"), &n);
+	ASSERT_NE(NULL, b);
+	memcpy(&last, b + 16, 2);
+	last = last > 100 ? 100 : last + 1;
+	memcpy(b + 16, &last, 2);
+	ASSERT_EQ(0, write_file(path("lastcs"), b, n, false));
 	free(b);
-	err = change_flags(path("corrupt"), FS_COMPR_FL, 0);
-	CHECK(!err, "+c: %s", strerror(err));
-	CHECK(!write_file(path("burst"), "not szip\n", 9, false) &&
-	      refusal_burst(path("burst")), "refusals");
-	drop_caches();
-	fd = open(path("corrupt"), O_RDONLY);
-	CHECK(fd >= 0, "open");
+	err = change_flags(path("lastcs"), FS_COMPR_FL, 0);
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+	size = file_size(path("lastcs"));
+	ASSERT_EQ((off_t)(orig_len / 4096 * 4096 + last), size);
+	fd = open(path("lastcs"), O_RDONLY);
+	ASSERT_LE(0, fd);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	CHECK(pread(fd, buf, 4096, 5 * 4096) < 0 && errno == EIO,
-	      "bad chunk read without EIO");
-	CHECK(pread(fd, buf, 4096, 4 * 4096) == 4096 &&
-	      !memcmp(buf, orig + 4 * 4096, 4096), "chunk before");
-	CHECK(pread(fd, buf, 4096, 6 * 4096) == 4096 &&
-	      !memcmp(buf, orig + 6 * 4096, 4096), "chunk after");
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	CHECK(pread(fd, buf, 4096, 5 * 4096) < 0 && errno == EIO,
-	      "bad chunk read without EIO, second time");
+	EXPECT_EQ(EIO, errno_of(pread(fd, buf, 10, size - 10))) {
+		TH_LOG("last chunk read without EIO");
+	}
+	EXPECT_TRUE(pread(fd, buf, 4096, size - last - 4096) == 4096 &&
+		    !memcmp(buf, orig + size - last - 4096, 4096)) {
+		TH_LOG("chunk before last");
+	}
 	close(fd);
 	free(orig);
-	CHECK(counter("read_errors") > errors, "read_errors did not move");
-	CHECK(!run("dmesg | grep -q 'chunk 5: '"),
-	      "no dmesg line with the chunk number");
-	return PASS;
 }
 
 /*
  * Format 2 checksums: a flipped bit in chunk 5's stored checksum and a
  * garbled chunk 9 each give EIO on exactly that chunk's pages.
  */
-static enum result t_v2_checksum_eio(void)
+TEST_F_TIMEOUT(ext4dec, v2_checksum_eio_on_that_chunk_only, SLOW)
 {
 	const long chunk = 16384, nr = (DATA_SIZE + chunk - 1) / chunk;
 	size_t n, orig_len;
@@ -1386,75 +1462,79 @@ static enum result t_v2_checksum_eio(void)
 	long page;
 	int fd, err;
 
-	CHECK(orig, "read");
-	CHECK(!run("szip -qc --codec=lz4 --level=9 --checksum=crc32c '%s' > '%s'",
-		   path("orig"), path("v2bad")), "szip");
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ(0, run("szip -qc --codec=lz4 --level=9 --checksum=crc32c '%s' > '%s'",
+			 path("orig"), path("v2bad")));
 	b = read_all(path("v2bad"), &n);
-	CHECK(b && b[7] == 2, "not a crc32c file");
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(2, b[7]) TH_LOG("not a crc32c file");
 	/* header 64, no dictionary, offsets 8 * nr, then crc32c 4 * nr */
 	b[64 + 8 * nr + 4 * 5] ^= 0x10;
 	memcpy(&off9, b + 64 + 8 * 9, 8);
 	memcpy(&off10, b + 64 + 8 * 10, 8);
 	memset(b + (off9 + off10) / 2, 0x55, 4);
-	CHECK(!write_file(path("v2bad"), b, n, false), "write");
+	ASSERT_EQ(0, write_file(path("v2bad"), b, n, false));
 	free(b);
 	err = change_flags(path("v2bad"), FS_COMPR_FL, 0);
-	CHECK(!err, "+c: %s", strerror(err));
-	CHECK(!write_file(path("burst"), "not szip\n", 9, false) &&
-	      refusal_burst(path("burst")), "refusals");
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+	ASSERT_EQ(0, write_file(path("burst"), "not szip\n", 9, false));
+	ASSERT_TRUE(refusal_burst(path("burst"))) TH_LOG("refusals");
 	drop_caches();
 	fd = open(path("v2bad"), O_RDONLY);
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	for (page = 0; page < 12 * chunk / 4096; page++) {
 		bool bad = page / (chunk / 4096) == 5 || page / (chunk / 4096) == 9;
 		ssize_t r = pread(fd, buf, 4096, page * 4096);
 
-		if (bad)
-			CHECK(r < 0 && errno == EIO, "page %ld (chunk %ld) read %zd, not EIO",
-			      page, page / (chunk / 4096), r);
-		else
-			CHECK(r == 4096 && !memcmp(buf, orig + page * 4096, 4096),
-			      "page %ld (chunk %ld) wrong", page, page / (chunk / 4096));
+		if (bad) {
+			ASSERT_EQ(EIO, errno_of(r)) {
+				TH_LOG("page %ld (chunk %ld) read %zd, not EIO",
+				       page, page / (chunk / 4096), r);
+			}
+		} else {
+			ASSERT_TRUE(r == 4096 && !memcmp(buf, orig + page * 4096, 4096)) {
+				TH_LOG("page %ld (chunk %ld) wrong", page,
+				       page / (chunk / 4096));
+			}
+		}
 	}
 	close(fd);
 	free(orig);
-	CHECK(counter("read_errors") >= errors + 2, "read_errors did not move");
+	EXPECT_LE(errors + 2, counter("read_errors")) TH_LOG("read_errors did not move");
 	/* logged once per inode: whichever chunk a worker inflated first */
-	CHECK(!run("dmesg | grep -Eq 'chunk 5: chunk checksum mismatch|chunk 9: corrupt'"),
-	      "no dmesg line naming chunk 5's checksum or chunk 9's data");
-	return PASS;
+	EXPECT_EQ(0, run("dmesg | grep -Eq 'chunk 5: chunk checksum mismatch|chunk 9: corrupt'")) {
+		TH_LOG("no dmesg line naming chunk 5's checksum or chunk 9's data");
+	}
 }
 
 /*
  * zstd with a dictionary: read back where the kernel's zstd can use one
  * (6.12), refused as unsupported where it cannot (6.1), never misread.
  */
-static enum result t_v2_zstd_dict(void)
+TEST_F(ext4dec, v2_zstd_dictionary_or_refused)
 {
 	long long refused = counter("refusals/unsupported");
-	bool can = kernel_at_least(6, 12);
 	int err;
 
-	CHECK(!run("szip -qc --codec=zstd --level=3 --dict=65536 --checksum=xxh64 '%s' > '%s'",
-		   path("orig"), path("v2zdict")), "szip");
+	ASSERT_EQ(0, run("szip -qc --codec=zstd --level=3 --dict=65536 --checksum=xxh64 '%s' > '%s'",
+			 path("orig"), path("v2zdict")));
 	err = change_flags(path("v2zdict"), FS_COMPR_FL, 0);
-	if (can) {
-		CHECK(!err, "+c on 6.12 or later: %s", strerror(err));
+	if (kernel_at_least(6, 12)) {
+		ASSERT_EQ(0, err) TH_LOG("+c on 6.12 or later: %s", strerror(err));
 		drop_caches();
-		CHECK(same_contents(path("orig"), path("v2zdict")), "contents");
-		return mmap_compare_file("v2zdict");
+		EXPECT_TRUE(same_contents(path("orig"), path("v2zdict")));
+		mmap_compare(_metadata, "v2zdict", MAP_SHARED);
+		return;
 	}
-	CHECK(err == EOPNOTSUPP, "+c before 6.12: %s, expected EOPNOTSUPP",
-	      strerror(err));
-	CHECK(counter("refusals/unsupported") == refused + 1,
-	      "refusals/unsupported did not move");
-	CHECK(!run("dmesg | grep -q 'zstd dictionary'"),
-	      "no dmesg line naming the missing capability");
-	return PASS;
+	ASSERT_EQ(EOPNOTSUPP, err) TH_LOG("+c before 6.12: %s", strerror(err));
+	EXPECT_EQ(refused + 1, counter("refusals/unsupported"));
+	EXPECT_EQ(0, run("dmesg | grep -q 'zstd dictionary'")) {
+		TH_LOG("no dmesg line naming the missing capability");
+	}
 }
 
 /* Format 2 header fields the module must refuse */
-static enum result t_v2_malformed(void)
+TEST_F(ext4dec, v2_malformed_headers_refused)
 {
 	static const struct {
 		const char *what;
@@ -1470,86 +1550,50 @@ static enum result t_v2_malformed(void)
 	unsigned char *b;
 	size_t i, n;
 
-	CHECK(!run("szip -qc --codec=lz4 --level=1 '%s' > '%s'", path("orig"),
-		   path("v2base")), "szip");
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	ASSERT_EQ(0, run("szip -qc --codec=lz4 --level=1 '%s' > '%s'", path("orig"),
+			 path("v2base")));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		int err;
 
 		b = read_all(path("v2base"), &n);
-		CHECK(b, "read");
+		ASSERT_NE(NULL, b);
 		b[cases[i].at] = cases[i].val;
-		CHECK(!write_file(path("v2mal"), b, n, false), "write");
+		ASSERT_EQ(0, write_file(path("v2mal"), b, n, false));
 		free(b);
 		err = change_flags(path("v2mal"), FS_COMPR_FL, 0);
-		CHECK(err == EINVAL, "%s: +c gave %s", cases[i].what,
-		      strerror(err));
-		CHECK(file_size(path("v2mal")) == (off_t)n, "%s: size changed",
-		      cases[i].what);
-		CHECK(!unlink(path("v2mal")), "unlink");
+		EXPECT_EQ(EINVAL, err) {
+			TH_LOG("%s: +c gave %s", cases[i].what, strerror(err));
+		}
+		EXPECT_EQ((off_t)n, file_size(path("v2mal"))) {
+			TH_LOG("%s: size changed", cases[i].what);
+		}
+		ASSERT_EQ(0, unlink(path("v2mal")));
 	}
-	CHECK(counter("refusals/not_szip") - refused == (long long)i,
-	      "refusals/not_szip moved by %lld",
-	      counter("refusals/not_szip") - refused);
-	return PASS;
+	EXPECT_EQ((long long)ARRAY_SIZE(cases), counter("refusals/not_szip") - refused) {
+		TH_LOG("refusals/not_szip");
+	}
 }
 
-/* A wrong (but in-range) last chunk size: only the last chunk fails. */
-static enum result t_wrong_last_chunk_size(void)
-{
-	size_t n, orig_len;
-	unsigned char *b, *orig = read_all(path("orig"), &orig_len);
-	unsigned char buf[4096];
-	uint16_t last;
-	off_t size;
-	int fd, err;
-
-	CHECK(orig, "read");
-	CHECK(!run("szip -qc --chunk-size=4096 '%s' > '%s'", path("orig"),
-		   path("lastcs")), "szip");
-	b = read_all(path("lastcs"), &n);
-	CHECK(b, "read");
-	memcpy(&last, b + 16, 2);
-	last = last > 100 ? 100 : last + 1;
-	memcpy(b + 16, &last, 2);
-	CHECK(!write_file(path("lastcs"), b, n, false), "write");
-	free(b);
-	err = change_flags(path("lastcs"), FS_COMPR_FL, 0);
-	CHECK(!err, "+c: %s", strerror(err));
-	size = file_size(path("lastcs"));
-	CHECK(size == (off_t)(orig_len / 4096 * 4096 + last), "size %lld",
-	      (long long)size);
-	fd = open(path("lastcs"), O_RDONLY);
-	CHECK(fd >= 0, "open");
-	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	CHECK(pread(fd, buf, 10, size - 10) < 0 && errno == EIO,
-	      "last chunk read without EIO");
-	CHECK(pread(fd, buf, 4096, size - last - 4096) == 4096 &&
-	      !memcmp(buf, orig + size - last - 4096, 4096), "chunk before last");
-	close(fd);
-	free(orig);
-	return PASS;
-}
-
-/* An ext4 image with inline data, verity and encryption, loop-mounted. */
-#define SPECIAL "/tmp/special"
-
+/*
+ * The ext4 image with inline data, verity and encryption at SPECIAL:
+ * made and mounted by the first test that asks, kept for the others.
+ */
 static bool special_fs(void)
 {
-	static int state;	/* 0 untried, 1 mounted, -1 failed */
-
-	if (!state) {
-		state = run("(modprobe loop && truncate -s 64M " SPECIAL ".img && "
-			    "mkfs.ext4 -q -F -b 4096 -O inline_data,verity,encrypt " SPECIAL ".img && "
-			    "mkdir -p " SPECIAL " && mount -o loop " SPECIAL ".img " SPECIAL
-			    ") > /tmp/special.log 2>&1") ? -1 : 1;
-		if (state < 0)
-			run("sed 's/^/# /' /tmp/special.log");
-	}
-	return state == 1;
+	if (mounted_on(SPECIAL))
+		return true;
+	if (!run("(modprobe loop && truncate -s 64M " SPECIAL ".img && "
+		 "mkfs.ext4 -q -F -b 4096 -O inline_data,verity,encrypt " SPECIAL ".img && "
+		 "mkdir -p " SPECIAL " && mount -o loop " SPECIAL ".img " SPECIAL
+		 ") > /tmp/special.log 2>&1"))
+		return true;
+	run("sed 's/^/# /' /tmp/special.log");
+	return false;
 }
 
 /* +c on NAME must fail with EOPNOTSUPP and count under refusals/WHY. */
-static enum result expect_refusal(const char *name, const char *why)
+static void expect_refusal(struct __test_metadata *_metadata, const char *name,
+			   const char *why)
 {
 	char counter_name[64];
 	long long before;
@@ -1558,24 +1602,25 @@ static enum result expect_refusal(const char *name, const char *why)
 	snprintf(counter_name, sizeof(counter_name), "refusals/%s", why);
 	before = counter(counter_name);
 	err = change_flags(name, FS_COMPR_FL, 0);
-	CHECK(err == EOPNOTSUPP, "+c on a %s file: %s", why, strerror(err));
-	CHECK(counter(counter_name) == before + 1, "%s did not move",
-	      counter_name);
-	return PASS;
+	EXPECT_EQ(EOPNOTSUPP, err) TH_LOG("+c on a %s file: %s", why, strerror(err));
+	EXPECT_EQ(before + 1, counter(counter_name)) {
+		TH_LOG("%s did not move", counter_name);
+	}
 }
 
-static enum result t_refuse_inline(void)
+TEST_F(ext4dec, inline_data_file_refused)
 {
 	if (!special_fs())
-		return skip("cannot make a loop-mounted ext4 with inline_data");
-	CHECK(!run("printf 'small file, inline in its inode: 48 bytes..\\n' > /tmp/small && "
-		   "szip -qc /tmp/small > " SPECIAL "/inline"), "szip");
-	CHECK(!run("lsattr " SPECIAL "/inline | grep -q '^[^ ]*N'"),
-	      "the file is not inline");
-	return expect_refusal(SPECIAL "/inline", "inline_data");
+		SKIP(return, "cannot make a loop-mounted ext4 with inline_data");
+	ASSERT_EQ(0, run("printf 'small file, inline in its inode: 48 bytes..\\n' > /tmp/small && "
+			 "szip -qc /tmp/small > " SPECIAL "/inline"));
+	ASSERT_EQ(0, run("lsattr " SPECIAL "/inline | grep -q '^[^ ]*N'")) {
+		TH_LOG("the file is not inline");
+	}
+	expect_refusal(_metadata, SPECIAL "/inline", "inline_data");
 }
 
-static enum result t_refuse_verity(void)
+TEST_F_TIMEOUT(ext4dec, verity_file_refused, SLOW)
 {
 	struct fsverity_enable_arg arg = {
 		.version = 1,
@@ -1585,20 +1630,20 @@ static enum result t_refuse_verity(void)
 	int fd;
 
 	if (!special_fs())
-		return skip("cannot make a loop-mounted ext4 with verity");
-	CHECK(!run("szip -qc '%s' > " SPECIAL "/verity", path("orig")), "szip");
+		SKIP(return, "cannot make a loop-mounted ext4 with verity");
+	ASSERT_EQ(0, run("szip -qc '%s' > " SPECIAL "/verity", path("orig")));
 	fd = open(SPECIAL "/verity", O_RDONLY);
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	if (ioctl(fd, FS_IOC_ENABLE_VERITY, &arg)) {
-		diag("FS_IOC_ENABLE_VERITY: %s", strerror(errno));
+		TH_LOG("FS_IOC_ENABLE_VERITY: %s", strerror(errno));
 		close(fd);
-		return skip("FS_IOC_ENABLE_VERITY failed");
+		SKIP(return, "FS_IOC_ENABLE_VERITY failed");
 	}
 	close(fd);
-	return expect_refusal(SPECIAL "/verity", "verity");
+	expect_refusal(_metadata, SPECIAL "/verity", "verity");
 }
 
-static enum result t_refuse_encrypted(void)
+TEST_F_TIMEOUT(ext4dec, encrypted_file_refused, SLOW)
 {
 	struct {
 		struct fscrypt_add_key_arg arg;
@@ -1614,233 +1659,152 @@ static enum result t_refuse_encrypted(void)
 	int fd;
 
 	if (!special_fs())
-		return skip("cannot make a loop-mounted ext4 with encryption");
+		SKIP(return, "cannot make a loop-mounted ext4 with encryption");
 	memset(key.raw, 0x5c, sizeof(key.raw));
 	mkdir(SPECIAL "/enc", 0755);
 	fd = open(SPECIAL, O_RDONLY);
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	if (ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, &key)) {
 		close(fd);
-		return skip("FS_IOC_ADD_ENCRYPTION_KEY failed");
+		SKIP(return, "FS_IOC_ADD_ENCRYPTION_KEY failed");
 	}
 	close(fd);
 	memcpy(policy.master_key_identifier, key.arg.key_spec.u.identifier,
 	       FSCRYPT_KEY_IDENTIFIER_SIZE);
 	fd = open(SPECIAL "/enc", O_RDONLY);
-	CHECK(fd >= 0, "open");
+	ASSERT_LE(0, fd);
 	if (ioctl(fd, FS_IOC_SET_ENCRYPTION_POLICY, &policy)) {
-		diag("FS_IOC_SET_ENCRYPTION_POLICY: %s", strerror(errno));
+		TH_LOG("FS_IOC_SET_ENCRYPTION_POLICY: %s", strerror(errno));
 		close(fd);
-		return skip("cannot set an encryption policy (crypto modules?)");
+		SKIP(return, "cannot set an encryption policy (crypto modules?)");
 	}
 	close(fd);
 	if (run("szip -qc '%s' > " SPECIAL "/enc/file", path("orig")))
-		return skip("cannot write into the encrypted directory");
-	return expect_refusal(SPECIAL "/enc/file", "encrypted");
+		SKIP(return, "cannot write into the encrypted directory");
+	expect_refusal(_metadata, SPECIAL "/enc/file", "encrypted");
 }
 
-static enum result t_refuse_journal_data(void)
+TEST_F_TIMEOUT(ext4dec, data_journalled_file_refused, SLOW)
 {
-	CHECK(!run("szip -qc '%s' > '%s'", path("orig"), path("jdata")), "szip");
-	CHECK(!change_flags(path("jdata"), FS_JOURNAL_DATA_FL, 0), "+j");
-	return expect_refusal(path("jdata"), "journal_data");
+	ASSERT_EQ(0, run("szip -qc '%s' > '%s'", path("orig"), path("jdata")));
+	ASSERT_EQ(0, change_flags(path("jdata"), FS_JOURNAL_DATA_FL, 0)) TH_LOG("+j");
+	expect_refusal(_metadata, path("jdata"), "journal_data");
 }
 
 #ifndef STATX_ATTR_DAX
 #define STATX_ATTR_DAX	0x00200000
 #endif
-#define DAX_MNT		"/tmp/ext4dec-dax"
 
 /*
  * A DAX file on emulated persistent memory: the harness boots with
  * memmap=SIZE!START (RAM the kernel leaves as a legacy pmem region) and
- * nd_pmem gives /dev/pmem0, where ext4 mounts with dax=always.
+ * nd_pmem gives /dev/pmem0, where ext4 mounts with dax=always.  The
+ * fixture's teardown unmounts it if the test stops early.
  */
-static enum result t_refuse_dax(void)
+TEST_F_TIMEOUT(ext4dec, dax_file_refused, SLOW)
 {
 	struct statx stx = { 0 };
-	enum result r;
+	bool dax;
 	int i;
 
 	if (run("grep -q 'memmap=[0-9]*[KMG]!' /proc/cmdline"))
-		return skip("booted without memmap=SIZE!START: no emulated persistent memory");
+		SKIP(return, "booted without memmap=SIZE!START: no emulated persistent memory");
 	run("modprobe -q nd_e820; modprobe -q nd_pmem");
 	for (i = 0; i < 50 && access("/dev/pmem0", F_OK); i++)
 		usleep(100000);
-	CHECK(!access("/dev/pmem0", F_OK), "memmap= given, yet no /dev/pmem0");
-	CHECK(!run("mkfs.ext4 -F -q -b 4096 /dev/pmem0"), "mkfs.ext4 on /dev/pmem0");
+	ASSERT_EQ(0, access("/dev/pmem0", F_OK)) TH_LOG("memmap= given, yet no /dev/pmem0");
+	ASSERT_EQ(0, run("mkfs.ext4 -F -q -b 4096 /dev/pmem0"));
 	mkdir(DAX_MNT, 0755);
-	CHECK(!mount("/dev/pmem0", DAX_MNT, "ext4", 0, "dax=always"),
-	      "mount -o dax=always: %s", strerror(errno));
-	r = FAIL;
-	if (run("szip -qc '%s' > " DAX_MNT "/dax", path("orig"))) {
-		diag("szip");
-	} else if (statx(AT_FDCWD, DAX_MNT "/dax", 0, STATX_BASIC_STATS, &stx)) {
-		diag("statx: %s", strerror(errno));
-	} else if (!(stx.stx_attributes_mask & STATX_ATTR_DAX) ||
-		   !(stx.stx_attributes & STATX_ATTR_DAX)) {
-		diag("the file is not DAX (statx attributes %#llx, mask %#llx)",
-		     (unsigned long long)stx.stx_attributes,
-		     (unsigned long long)stx.stx_attributes_mask);
-	} else {
-		r = expect_refusal(DAX_MNT "/dax", "dax");
+	ASSERT_EQ(0, mount("/dev/pmem0", DAX_MNT, "ext4", 0, "dax=always")) {
+		TH_LOG("mount -o dax=always: %s", strerror(errno));
 	}
-	if (umount(DAX_MNT)) {
-		diag("umount " DAX_MNT ": %s", strerror(errno));
-		r = FAIL;
+	ASSERT_EQ(0, run("szip -qc '%s' > " DAX_MNT "/dax", path("orig")));
+	ASSERT_EQ(0, statx(AT_FDCWD, DAX_MNT "/dax", 0, STATX_BASIC_STATS, &stx)) {
+		TH_LOG("statx: %s", strerror(errno));
 	}
-	return r;
+	dax = stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_DAX;
+	ASSERT_TRUE(dax) {
+		TH_LOG("the file is not DAX (statx attributes %#llx, mask %#llx)",
+		       (unsigned long long)stx.stx_attributes,
+		       (unsigned long long)stx.stx_attributes_mask);
+	}
+	expect_refusal(_metadata, DAX_MNT "/dax", "dax");
+	EXPECT_EQ(0, umount(DAX_MNT)) TH_LOG("umount " DAX_MNT ": %s", strerror(errno));
 }
 
-static enum result t_inherited_plain_file(void)
+TEST_F(ext4dec, inherited_c_plain_file_stays_raw)
 {
 	size_t n;
 	unsigned char *b;
 	int fd;
 
 	mkdir(path("cdir"), 0755);
-	CHECK(!change_flags(path("cdir"), FS_COMPR_FL, 0), "+c on a directory");
+	ASSERT_EQ(0, change_flags(path("cdir"), FS_COMPR_FL, 0)) {
+		TH_LOG("+c on a directory");
+	}
 	fd = open(path("cdir/new"), O_WRONLY | O_CREAT, 0644);
-	CHECK(fd >= 0, "create");
-	CHECK(write(fd, "plain text\n", 11) == 11, "write");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(11, write(fd, "plain text\n", 11));
 	close(fd);
 	drop_caches();
 	b = read_all(path("cdir/new"), &n);
-	CHECK(b && n == 11 && !memcmp(b, "plain text\n", 11),
-	      "inherited +c file not readable raw");
+	EXPECT_TRUE(b && n == 11 && !memcmp(b, "plain text\n", 11)) {
+		TH_LOG("inherited +c file not readable raw");
+	}
 	free(b);
-	CHECK(!run("lsattr '%s' | grep -q '^[^ ]*c'", path("cdir/new")),
-	      "not +c");
-	return PASS;
+	EXPECT_EQ(0, run("lsattr '%s' | grep -q '^[^ ]*c'", path("cdir/new"))) {
+		TH_LOG("not +c");
+	}
 }
 
-static enum result t_fresh_mount(void)
+TEST_F(ext4dec, active_before_first_stat_after_mount)
 {
 	const char *mnt = getenv("EXT4DEC_MNT"), *dev = getenv("EXT4DEC_DEV");
 	struct stat st;
 
 	if (!mnt || !dev)
-		return skip("EXT4DEC_MNT/EXT4DEC_DEV not set");
+		SKIP(return, "EXT4DEC_MNT/EXT4DEC_DEV not set");
 	sync();
-	CHECK(!chdir("/"), "chdir: %s", strerror(errno));
+	ASSERT_EQ(0, chdir("/"));
 	/* EBUSY here is a reference the module leaked on an inode or file */
-	CHECK(!umount(mnt), "umount %s: %s", mnt, strerror(errno));
-	CHECK(!mount(dev, mnt, "ext4", 0, NULL), "mount: %s", strerror(errno));
+	ASSERT_EQ(0, umount(mnt)) TH_LOG("umount %s: %s", mnt, strerror(errno));
+	ASSERT_EQ(0, mount(dev, mnt, "ext4", 0, NULL)) {
+		TH_LOG("mount: %s", strerror(errno));
+	}
 	/* first access is a stat: already the uncompressed size */
-	CHECK(!stat(path("c16k"), &st), "stat");
-	CHECK(st.st_size == DATA_SIZE, "size %lld after mount",
-	      (long long)st.st_size);
-	CHECK(same_contents(path("orig"), path("c4k")), "read after mount");
-	return PASS;
+	ASSERT_EQ(0, stat(path("c16k"), &st));
+	EXPECT_EQ(DATA_SIZE, st.st_size) TH_LOG("size after mount");
+	EXPECT_TRUE(same_contents(path("orig"), path("c4k"))) TH_LOG("read after mount");
 }
 
-static enum result t_rmmod(void)
+TEST_F_TIMEOUT(ext4dec, rmmod_busy_then_clean, SLOW)
 {
 	int fd = open(path("c16k"), O_RDONLY);
 	off_t raw;
 
-	CHECK(fd >= 0, "open");
-	CHECK(run("rmmod ext4dec 2>/dev/null") != 0, "rmmod worked while open");
+	ASSERT_LE(0, fd);
+	ASSERT_NE(0, run("rmmod ext4dec 2>/dev/null")) TH_LOG("rmmod worked while open");
 	close(fd);
-	CHECK(!run("rmmod ext4dec"), "rmmod failed when idle");
+	ASSERT_EQ(0, run("rmmod ext4dec")) TH_LOG("rmmod failed when idle");
 	raw = file_size(path("c16k"));
-	CHECK(raw > 0 && raw < DATA_SIZE, "size %lld after rmmod", (long long)raw);
-	CHECK(run("szip -t '%s'", path("c16k")) == 0, "raw szip bytes after rmmod");
-	CHECK(!run("modprobe ext4dec"), "modprobe");
-	CHECK(file_size(path("c16k")) == DATA_SIZE, "not active again");
-	CHECK(same_contents(path("orig"), path("c16k")), "read after reload");
-	return PASS;
+	EXPECT_TRUE(raw > 0 && raw < DATA_SIZE) {
+		TH_LOG("size %lld after rmmod", (long long)raw);
+	}
+	EXPECT_EQ(0, run("szip -t '%s'", path("c16k"))) TH_LOG("raw szip bytes after rmmod");
+	ASSERT_EQ(0, run("modprobe ext4dec"));
+	EXPECT_EQ(DATA_SIZE, file_size(path("c16k"))) TH_LOG("not active again");
+	EXPECT_TRUE(same_contents(path("orig"), path("c16k"))) TH_LOG("read after reload");
 }
 
-static const struct test {
-	const char *name;
-	enum result (*fn)(void);
-} tests[] = {
-	{ "sysfs_counters", t_sysfs },
-	{ "chattr_plus_c_activates_stat_sizes", t_activate_stat },
-	{ "lsattr_shows_c", t_lsattr },
-	{ "read_whole_file_all_variants", t_read_all },
-	{ "pread_random_offsets_sizes", t_pread_random },
-	{ "preadv", t_readv },
-	{ "mmap_shared", t_mmap_shared },
-	{ "mmap_private", t_mmap_private },
-	{ "mmap_shared_writable_refused", t_mmap_shared_write_refused },
-	{ "write_open_trunc_truncate_etxtbsy", t_write_refused },
-	{ "o_direct_read", t_odirect },
-	{ "seek_end_data_hole", t_seek },
-	{ "sendfile_and_pipe", t_sendfile_splice },
-	{ "data_ioctls_fallocate_fibmap_swapon_refused", t_refused_ops },
-	{ "exec_compressed_binary", t_exec_binary },
-	{ "program_with_compressed_libc", t_shared_library },
-	{ "drop_caches_reread", t_drop_caches },
-	{ "cold_sequential_read_inflates_each_chunk_once", t_cold_read_counts },
-	{ "random_reads_inflate_touched_chunks", t_random_read_counts },
-	{ "page_faults_inflate_touched_chunks", t_fault_counts },
-	{ "fault_around_kb_reads_following_chunks", t_fault_around },
-	{ "miss_keeps_following_chunks_bytes", t_cache_ahead },
-	{ "faults_populate_mlock_cow_concurrent_holes", t_fault_paths },
-	{ "memcg_limited_reader", t_memcg },
-	{ "concurrent_readers", t_concurrent },
-	{ "unlink_while_mapped", t_unlink_while_mapped },
-	{ "chattr_cycles", t_chattr_cycles },
-	{ "chattr_minus_c_busy", t_minus_c_busy },
-	{ "chattr_plus_c_refusals", t_plus_c_refusals },
-	{ "corrupt_chunk_eio_only_there", t_corrupt_chunk_eio },
-	{ "malformed_headers_refused", t_malformed_refused },
-	{ "wrong_last_chunk_size_eio_on_last_chunk", t_wrong_last_chunk_size },
-	{ "v2_checksum_eio_on_that_chunk_only", t_v2_checksum_eio },
-	{ "v2_zstd_dictionary_or_refused", t_v2_zstd_dict },
-	{ "v2_malformed_headers_refused", t_v2_malformed },
-	{ "inline_data_file_refused", t_refuse_inline },
-	{ "verity_file_refused", t_refuse_verity },
-	{ "encrypted_file_refused", t_refuse_encrypted },
-	{ "data_journalled_file_refused", t_refuse_journal_data },
-	{ "dax_file_refused", t_refuse_dax },
-	{ "inherited_c_plain_file_stays_raw", t_inherited_plain_file },
-	{ "active_before_first_stat_after_mount", t_fresh_mount },
-	{ "rmmod_busy_then_clean", t_rmmod },
-};
-
+/* ext4dec_test DIR [harness options]: the harness gets the options. */
 int main(int argc, char **argv)
 {
-	size_t i, n = sizeof(tests) / sizeof(tests[0]);
-	int pass = 0, fail = 0, skipped = 0, nr = 0, a;
-
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s DIR [TEST...]\n", argv[0]);
-		return 2;
+	if (argc > 1 && argv[1][0] != '-') {
+		dir = argv[1];
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+		shared_files_made = !make_shared_files();
 	}
-	dir = argv[1];
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n");
-	if (setup()) {
-		printf("1..0 # SKIP setup failed\n");
-		return 1;
-	}
-	for (i = 0; i < n; i++) {
-		enum result r;
-		bool wanted = argc == 2;
-
-		for (a = 2; a < argc; a++)
-			wanted |= !strcmp(argv[a], tests[i].name);
-		if (!wanted)
-			continue;
-		nr++;
-		r = tests[i].fn();
-		if (r == PASS) {
-			pass++;
-			printf("ok %d %s\n", nr, tests[i].name);
-		} else if (r == SKIP) {
-			skipped++;
-			printf("ok %d %s # SKIP %s\n", nr, tests[i].name,
-			       skip_reason);
-		} else {
-			fail++;
-			printf("not ok %d %s\n", nr, tests[i].name);
-		}
-	}
-	printf("1..%d\n", nr);
-	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
-	       pass, fail, skipped);
-	return fail ? 1 : 0;
+	return test_harness_run(argc, argv);
 }
