@@ -3,7 +3,8 @@
 # scripts/install-vm-deps.sh - install what the QEMU test harness
 # (tests/vm/run-vm.sh) needs, and pre-fetch the Debian cloud kernels.
 #
-# Usage: scripts/install-vm-deps.sh [SERIES|ABI ...]     (default: 6.1 6.12)
+# Usage: scripts/install-vm-deps.sh [SERIES|ABI ...]
+#        (default: the "check" lines of tests/kernels)
 #
 # 1. Host tools, installed with apt-get only when missing:
 #      qemu-system-x86 e2fsprogs kmod cpio make
@@ -30,7 +31,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../tests/vm/lib.sh"
 
 series=("$@")
-[[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
+# shellcheck source=tests/lib/kernels.sh
+. "$here/../tests/lib/kernels.sh"
+[[ ${#series[@]} -gt 0 ]] || mapfile -t series < <(kernels_list)
 
 t_start=$SECONDS
 

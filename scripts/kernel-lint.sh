@@ -10,7 +10,8 @@
 #   kernel-doc -none on every kernel source;
 #   a W=1 build with sparse (C=2) against each kernel's headers: no warning.
 #
-# Usage: scripts/kernel-lint.sh [SERIES...]   (default: 6.1 6.12)
+# Usage: scripts/kernel-lint.sh [SERIES...]
+#        (default: the "check" lines of tests/kernels)
 # Prints "# lint: P passed, F failed, S skipped" last; exit 1 on failure.
 
 set -u
@@ -20,7 +21,9 @@ cd "$top" || exit 2
 # shellcheck source=scripts/lib/apt.sh
 . scripts/lib/apt.sh
 series=("$@")
-[[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
+# shellcheck source=tests/lib/kernels.sh
+. tests/lib/kernels.sh
+[[ ${#series[@]} -gt 0 ]] || mapfile -t series < <(kernels_list)
 cache=${EXT4DEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ext4dec}
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
