@@ -181,6 +181,12 @@ _vm_resolve_newer() {
 	R_KVER=${R_KVER%-unsigned}
 }
 
+# --- build environments --------------------------------------------------------
+# vm_kbuild_env, vm_kmake: the modules of a kernel from a newer suite build
+# in a root of that release's packages.
+# shellcheck source=scripts/lib/buildenv.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/buildenv.sh"
+
 # --- kernel resolution -----------------------------------------------------
 
 # vm_resolve_kernel SPEC
