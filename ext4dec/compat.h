@@ -28,6 +28,15 @@
 #define mnt_idmap user_namespace
 #endif
 
+/*
+ * 6.17: struct fileattr, the argument of ->fileattr_get/->fileattr_set,
+ * was renamed struct file_kattr.  The hooks pass it on and read its flags;
+ * the old name stands for the new one, as mnt_idmap does above.
+ */
+#if EXT4DEC_SINCE(6, 17, 0)
+#define fileattr file_kattr
+#endif
+
 /* 6.7: ftrace_instruction_pointer_set() became ..._regs_set_... */
 #if EXT4DEC_SINCE(6, 7, 0)
 #define ext4dec_ftrace_set_ip(fregs, ip) \
