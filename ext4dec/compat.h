@@ -10,6 +10,7 @@
 #include <linux/version.h>
 #include <linux/ftrace.h>
 #include <linux/fs.h>
+#include <linux/iomap.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/shrinker.h>
@@ -157,6 +158,34 @@ static inline void ext4dec_shrinker_free(struct shrinker *s)
 	unregister_shrinker(s);
 	kfree(s);
 #endif
+}
+
+/*
+ * 7.x: an iomap_ops may give its mappings through ->iomap_next(iter, ...)
+ * instead of ->iomap_begin(); ext4's IOMAP_REPORT ops do (seen in 7.2 and
+ * 7.3, whose <linux/iomap.h> defines DEFINE_IOMAP_ITER_NEXT, the probe).
+ * ext4dec_iomap_begin() asks @ops for the mapping at @pos either way.
+ */
+static inline int ext4dec_iomap_begin(const struct iomap_ops *ops,
+				      struct inode *inode, loff_t pos,
+				      loff_t len, unsigned int flags,
+				      struct iomap *map, struct iomap *srcmap)
+{
+#ifdef DEFINE_IOMAP_ITER_NEXT
+	if (!ops->iomap_begin) {
+		struct iomap_iter iter = {
+			.inode = inode, .pos = pos, .len = len,
+			.iter_start_pos = pos, .flags = flags,
+		};
+		int ret;
+
+		/* no length: no previous mapping to finish, begin at @pos */
+		map->length = 0;
+		ret = ops->iomap_next(&iter, map, srcmap);
+		return ret < 0 ? ret : 0;
+	}
+#endif
+	return ops->iomap_begin(inode, pos, len, flags, map, srcmap);
 }
 
 /*
