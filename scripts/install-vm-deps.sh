@@ -19,7 +19,8 @@
 #    the host's /boot or /lib/modules.
 # 3. The host packages those headers need to build out-of-tree modules
 #    (gcc-12, pahole, ...), read from the packages' Depends; installed only
-#    when missing.
+#    when missing.  Kernels of newer suites (trixie-backports, sid) build
+#    in a cached root of their release instead (scripts/lib/buildenv.sh).
 #
 # Prints what it resolved and how long each step took.
 # Environment: EXT4DEC_CACHE, EXT4DEC_KFLAVOUR (default cloud-amd64).
@@ -63,8 +64,15 @@ for s in "${series[@]}"; do
 done
 
 # --- 3. build dependencies of the headers ----------------------------------
+# (kernels of newer suites: their release's build root, not the host)
 tooldeps=()
 for k in "${kvers[@]}"; do
+	if [[ -n $(vm_buildenv_release "$k") ]]; then
+		t0=$SECONDS
+		printf '%s: builds in %s\n' "$k" "$(vm_kbuild_env "$k")"
+		vm_log "build root of $k ready in $((SECONDS - t0))s"
+		continue
+	fi
 	for d in $(vm_kernel_info "$k" tool_deps); do
 		tooldeps+=("$d")
 	done
