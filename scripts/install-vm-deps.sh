@@ -58,7 +58,7 @@ for s in "${series[@]}"; do
 		vm_resolve_kernel "$s" || vm_die "no Debian $EXT4DEC_KFLAVOUR kernel found for '$s'"
 	fi
 	printf 'resolved %-5s -> %s %s (ABI %s; via %s)\n' "$s" "$R_IMAGE" "$R_VERSION" "$R_KVER" "$R_HOW"
-	vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION"
+	vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION" "$R_APT"
 	vm_log "kernel $R_KVER ready in $((SECONDS - t0))s"
 	kvers+=("$R_KVER")
 done
