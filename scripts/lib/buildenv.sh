@@ -143,7 +143,9 @@ vm_kbuild_env() {
 
 # _vm_env_run ROOT BIND... -- CMD...: run CMD in ROOT with chroot, in a
 # private mount namespace with /dev, /proc and each BIND directory (at its
-# own path) mounted, in the current directory.
+# own path) mounted, in the current directory.  The mount points stay in
+# ROOT as empty directories: removing one that another build has mounted in
+# its namespace would detach that mount.
 _vm_env_run() {
 	local root=$1
 	shift
