@@ -189,6 +189,47 @@ static inline int ext4dec_iomap_begin(const struct iomap_ops *ops,
 }
 
 /*
+ * The sizes of an active inode's page-cache folios.  ext4 gives regular
+ * files large folios since 6.16; the read path fills folios of one page
+ * (a chunk is a whole number of pages), so activation limits the mapping
+ * to them and deactivation gives back what ext4 had set.  Newer kernels'
+ * mapping flags hold a range of folio orders (AS_FOLIO_ORDER_*); older
+ * ones a single bit, which ext4 did not set.  Called with the page cache empty and the
+ * invalidate lock held, as ext4 itself changes these when it switches an
+ * inode's data journaling; the flags' other bits are not written
+ * concurrently then: writes are denied and writeback is done.
+ */
+#ifdef AS_FOLIO_ORDER_MAX_MASK
+static inline unsigned long ext4dec_mapping_single_pages(struct address_space *m)
+{
+	unsigned long saved = m->flags & AS_FOLIO_ORDER_MASK;
+
+	mapping_set_folio_order_range(m, 0, 0);
+	return saved;
+}
+
+static inline void ext4dec_mapping_restore_folios(struct address_space *m,
+						  unsigned long saved)
+{
+	m->flags = (m->flags & ~AS_FOLIO_ORDER_MASK) | saved;
+}
+#else
+static inline unsigned long ext4dec_mapping_single_pages(struct address_space *m)
+{
+	unsigned long saved = m->flags & BIT(AS_LARGE_FOLIO_SUPPORT);
+
+	__clear_bit(AS_LARGE_FOLIO_SUPPORT, &m->flags);
+	return saved;
+}
+
+static inline void ext4dec_mapping_restore_folios(struct address_space *m,
+						  unsigned long saved)
+{
+	m->flags |= saved;
+}
+#endif
+
+/*
  * zstd decompression with a dictionary (zstd_create_ddict_byreference(),
  * zstd_decompress_using_ddict()): exported by 6.12, absent from 6.1's
  * <linux/zstd.h>.  Without it, zstd files with a dictionary are refused.
