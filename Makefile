@@ -33,7 +33,8 @@ VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 MODULE_SRCS := Kbuild dkms.conf include szip ext4dec
 CC	?= cc
 CLANG	?= clang
-KERNELS	?= 6.1 6.12
+# the kernel lines of tests/kernels marked "check" (KERNELS="6.12 newest" picks others)
+KERNELS	?= $(shell tests/lib/kernels.sh)
 DEBUG_KERNELS ?= debug
 FUZZ_SECONDS ?=
 

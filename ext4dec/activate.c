@@ -100,6 +100,7 @@ static void ext4dec_install(struct ext4dec_inode *ei)
 	truncate_inode_pages(inode->i_mapping, 0);
 	ei->orig_aops = inode->i_mapping->a_ops;
 	ei->orig_fop = inode->i_fop;
+	ei->orig_folios = ext4dec_mapping_single_pages(inode->i_mapping);
 	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
 	i_size_write(inode, ei->sf.info.size);
 }
@@ -199,6 +200,7 @@ static void ext4dec_teardown(struct ext4dec_inode *ei)
 
 	truncate_inode_pages(inode->i_mapping, 0);
 	WRITE_ONCE(inode->i_mapping->a_ops, ei->orig_aops);
+	ext4dec_mapping_restore_folios(inode->i_mapping, ei->orig_folios);
 	i_size_write(inode, ei->raw_size);
 	atomic_inc(&inode->i_writecount);
 	atomic64_dec(&ext4dec_stats.active_inodes);

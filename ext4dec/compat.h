@@ -10,6 +10,7 @@
 #include <linux/version.h>
 #include <linux/ftrace.h>
 #include <linux/fs.h>
+#include <linux/iomap.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/shrinker.h>
@@ -26,6 +27,15 @@
  */
 #if !EXT4DEC_SINCE(6, 3, 0)
 #define mnt_idmap user_namespace
+#endif
+
+/*
+ * 6.17: struct fileattr, the argument of ->fileattr_get/->fileattr_set,
+ * was renamed struct file_kattr.  The hooks pass it on and read its flags;
+ * the old name stands for the new one, as mnt_idmap does above.
+ */
+#if EXT4DEC_SINCE(6, 17, 0)
+#define fileattr file_kattr
 #endif
 
 /* 6.7: ftrace_instruction_pointer_set() became ..._regs_set_... */
@@ -149,6 +159,75 @@ static inline void ext4dec_shrinker_free(struct shrinker *s)
 	kfree(s);
 #endif
 }
+
+/*
+ * 7.x: an iomap_ops may give its mappings through ->iomap_next(iter, ...)
+ * instead of ->iomap_begin(); ext4's IOMAP_REPORT ops do (seen in 7.2 and
+ * 7.3, whose <linux/iomap.h> defines DEFINE_IOMAP_ITER_NEXT, the probe).
+ * ext4dec_iomap_begin() asks @ops for the mapping at @pos either way.
+ */
+static inline int ext4dec_iomap_begin(const struct iomap_ops *ops,
+				      struct inode *inode, loff_t pos,
+				      loff_t len, unsigned int flags,
+				      struct iomap *map, struct iomap *srcmap)
+{
+#ifdef DEFINE_IOMAP_ITER_NEXT
+	if (!ops->iomap_begin) {
+		struct iomap_iter iter = {
+			.inode = inode, .pos = pos, .len = len,
+			.iter_start_pos = pos, .flags = flags,
+		};
+		int ret;
+
+		/* no length: no previous mapping to finish, begin at @pos */
+		map->length = 0;
+		ret = ops->iomap_next(&iter, map, srcmap);
+		return ret < 0 ? ret : 0;
+	}
+#endif
+	return ops->iomap_begin(inode, pos, len, flags, map, srcmap);
+}
+
+/*
+ * The sizes of an active inode's page-cache folios.  ext4 gives regular
+ * files large folios since 6.16; the read path fills folios of one page
+ * (a chunk is a whole number of pages), so activation limits the mapping
+ * to them and deactivation gives back what ext4 had set.  Newer kernels'
+ * mapping flags hold a range of folio orders (AS_FOLIO_ORDER_*); older
+ * ones a single bit, which ext4 did not set.  Called with the page cache empty and the
+ * invalidate lock held, as ext4 itself changes these when it switches an
+ * inode's data journaling; the flags' other bits are not written
+ * concurrently then: writes are denied and writeback is done.
+ */
+#ifdef AS_FOLIO_ORDER_MAX_MASK
+static inline unsigned long ext4dec_mapping_single_pages(struct address_space *m)
+{
+	unsigned long saved = m->flags & AS_FOLIO_ORDER_MASK;
+
+	mapping_set_folio_order_range(m, 0, 0);
+	return saved;
+}
+
+static inline void ext4dec_mapping_restore_folios(struct address_space *m,
+						  unsigned long saved)
+{
+	m->flags = (m->flags & ~AS_FOLIO_ORDER_MASK) | saved;
+}
+#else
+static inline unsigned long ext4dec_mapping_single_pages(struct address_space *m)
+{
+	unsigned long saved = m->flags & BIT(AS_LARGE_FOLIO_SUPPORT);
+
+	__clear_bit(AS_LARGE_FOLIO_SUPPORT, &m->flags);
+	return saved;
+}
+
+static inline void ext4dec_mapping_restore_folios(struct address_space *m,
+						  unsigned long saved)
+{
+	m->flags |= saved;
+}
+#endif
 
 /*
  * zstd decompression with a dictionary (zstd_create_ddict_byreference(),

@@ -279,9 +279,8 @@ int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
 	int err;
 
 	memset(map, 0, sizeof(*map));
-	err = ext4dec_ext4_fns.report_ops->iomap_begin(inode, pos, len,
-						       IOMAP_REPORT, map,
-						       &srcmap);
+	err = ext4dec_iomap_begin(ext4dec_ext4_fns.report_ops, inode, pos, len,
+				  IOMAP_REPORT, map, &srcmap);
 	if (err)
 		return err;
 	switch (map->type) {

@@ -117,8 +117,8 @@ struct ext4dec_extent {
  * written only through ext4dec_set_state() (release).
  *
  * In struct ext4dec_inode: @inode, @sf, @meta, @extents, @nr_extents,
- * @raw_size, @orig_aops and @orig_fop are set before the structure is
- * published and never change; @list is under ext4dec_lock; @cache changes
+ * @raw_size, @orig_aops, @orig_fop and @orig_folios are set before the
+ * structure is published and never change; @list is under ext4dec_lock; @cache changes
  * under ext4dec_cache_lock; @ref, @opens, @flags (bit operations),
  * @ahead_score and @ahead_probe are atomic.
  */
@@ -139,6 +139,8 @@ struct ext4dec_extent {
  * @nr_extents: entries in @extents
  * @raw_size: the file's size on disk (the szip file's length)
  * @orig_aops: ext4's address space operations, restored at deactivation
+ * @orig_folios: the folio sizes ext4 allowed the mapping, restored at
+ *	deactivation (compat.h)
  * @orig_fop: ext4's file operations, for files left open across a
  *	deactivation
  * @flags: EXT4DEC_WARNED once a bad chunk was logged for this inode
@@ -163,6 +165,7 @@ struct ext4dec_inode {
 	loff_t raw_size;
 	const struct address_space_operations *orig_aops;
 	const struct file_operations *orig_fop;
+	unsigned long orig_folios;
 	unsigned long flags;
 	struct xarray cache;
 	atomic_t ahead_score;

@@ -76,11 +76,11 @@ void ext4dec_msg(struct ratelimit_state *rs, const struct inode *inode,
 	vaf.fmt = fmt;
 	vaf.va = &args;
 	if (error)
-		pr_err("(%s, inode %lu): %pV\n", inode->i_sb->s_id,
-		       inode->i_ino, &vaf);
+		pr_err("(%s, inode %llu): %pV\n", inode->i_sb->s_id,
+		       (unsigned long long)inode->i_ino, &vaf);
 	else
-		pr_warn("(%s, inode %lu): %pV\n", inode->i_sb->s_id,
-			inode->i_ino, &vaf);
+		pr_warn("(%s, inode %llu): %pV\n", inode->i_sb->s_id,
+			(unsigned long long)inode->i_ino, &vaf);
 	va_end(args);
 }
 

@@ -3,7 +3,8 @@
 # scripts/install-vm-deps.sh - install what the QEMU test harness
 # (tests/vm/run-vm.sh) needs, and pre-fetch the Debian cloud kernels.
 #
-# Usage: scripts/install-vm-deps.sh [SERIES|ABI ...]     (default: 6.1 6.12)
+# Usage: scripts/install-vm-deps.sh [SERIES|ABI ...]
+#        (default: the "check" lines of tests/kernels)
 #
 # 1. Host tools, installed with apt-get only when missing:
 #      qemu-system-x86 e2fsprogs kmod cpio make
@@ -18,7 +19,8 @@
 #    the host's /boot or /lib/modules.
 # 3. The host packages those headers need to build out-of-tree modules
 #    (gcc-12, pahole, ...), read from the packages' Depends; installed only
-#    when missing.
+#    when missing.  Kernels of newer suites (trixie-backports, sid) build
+#    in a cached root of their release instead (scripts/lib/buildenv.sh).
 #
 # Prints what it resolved and how long each step took.
 # Environment: EXT4DEC_CACHE, EXT4DEC_KFLAVOUR (default cloud-amd64).
@@ -30,7 +32,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../tests/vm/lib.sh"
 
 series=("$@")
-[[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
+# shellcheck source=tests/lib/kernels.sh
+. "$here/../tests/lib/kernels.sh"
+[[ ${#series[@]} -gt 0 ]] || mapfile -t series < <(kernels_list)
 
 t_start=$SECONDS
 
@@ -54,14 +58,21 @@ for s in "${series[@]}"; do
 		vm_resolve_kernel "$s" || vm_die "no Debian $EXT4DEC_KFLAVOUR kernel found for '$s'"
 	fi
 	printf 'resolved %-5s -> %s %s (ABI %s; via %s)\n' "$s" "$R_IMAGE" "$R_VERSION" "$R_KVER" "$R_HOW"
-	vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION"
+	vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION" "$R_APT"
 	vm_log "kernel $R_KVER ready in $((SECONDS - t0))s"
 	kvers+=("$R_KVER")
 done
 
 # --- 3. build dependencies of the headers ----------------------------------
+# (kernels of newer suites: their release's build root, not the host)
 tooldeps=()
 for k in "${kvers[@]}"; do
+	if [[ -n $(vm_buildenv_release "$k") ]]; then
+		t0=$SECONDS
+		printf '%s: builds in %s\n' "$k" "$(vm_kbuild_env "$k")"
+		vm_log "build root of $k ready in $((SECONDS - t0))s"
+		continue
+	fi
 	for d in $(vm_kernel_info "$k" tool_deps); do
 		tooldeps+=("$d")
 	done

@@ -30,8 +30,8 @@
 # Options: --tier=check|full, --fuzz-seconds=N (default 45, 300 in the
 # full tier), --vectors=DIR (default ../shared/vectors/szip next to the
 # project; tests that need it skip visibly when it is absent, except under
-# CI=true, where that is a failure), --kernels="6.1 6.12" (lint,
-# packaging, vm), --debug-kernels="debug" (vm and stress; "" for none),
+# CI=true, where that is a failure), --kernels=LIST (lint,
+# packaging, vm; default: the "check" lines of tests/kernels), --debug-kernels="debug" (vm and stress; "" for none),
 # --host-only.
 
 set -u
@@ -42,7 +42,9 @@ cd "$top" || exit 1
 tier=check
 fuzz_seconds=
 vectors=$top/../shared/vectors/szip
-kernels="6.1 6.12"
+# shellcheck source=tests/lib/kernels.sh
+. tests/lib/kernels.sh
+kernels=$(kernels_list | paste -sd " ")
 debug_kernels=debug
 host_only=0
 usage="usage: $0 [--tier=check|full] [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--debug-kernels=LIST] [--host-only]"

@@ -15,10 +15,22 @@
 #   apt_download DIR PKG[=VER]...  download the packages' .debs into DIR
 #                             (nothing is installed), the same way when
 #                             root or sudo without a password can update
+#   apt_private DIR SUITE...  point APT_OPTS at a private configuration in
+#                             DIR: the host's Debian mirror with SUITE...
+#                             (main), its own package lists, package cache
+#                             and an empty dpkg status; the host's sources,
+#                             lists and cache are never read or changed
+#   apt_private_update MINUTES  fetch the private lists if they are older
+#                             than MINUTES (0: always)
+#
+# APT_OPTS: options given to every apt-get and apt-cache call here and in
+# tests/vm/lib.sh; empty (the default) means the host's configuration.
 #
 # apt-get download drops privileges to the _apt user when run as root: the
 # download goes to a temporary directory _apt can write to, then the .debs
 # move to DIR (which may be under /root).
+
+APT_OPTS=()
 
 as_root() {
 	if [[ $EUID -eq 0 ]]; then
@@ -78,8 +90,9 @@ apt_download() {
 	dl=$(mktemp -d "${TMPDIR:-/tmp}/ext4dec-dl.XXXXXX") || return 1
 	if [[ $EUID -eq 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
 	echo "apt: downloading $*" >&2
-	if ! (cd "$dl" && apt-get download -q "$@" >&2); then
-		if [[ $_apt_updated -eq 0 ]] && _apt_may_update &&
+	if ! (cd "$dl" && apt-get ${APT_OPTS[@]+"${APT_OPTS[@]}"} download -q "$@" >&2); then
+		# a private configuration's lists are refreshed by their owner
+		if [[ ${#APT_OPTS[@]} -eq 0 && $_apt_updated -eq 0 ]] && _apt_may_update &&
 			echo "apt: download failed; retrying after apt-get update" >&2 &&
 			apt_update_once; then
 			(cd "$dl" && apt-get download -q "$@" >&2) || rc=1
@@ -92,4 +105,59 @@ apt_download() {
 	fi
 	rm -rf "$dl"
 	return $rc
+}
+
+# apt_mirror: the URI of the host's Debian archive: EXT4DEC_DEBIAN_MIRROR,
+# or the source apt uses for the host's own release (so a private
+# configuration goes where the host's already goes).
+apt_mirror() {
+	local codename
+	if [[ -n ${EXT4DEC_DEBIAN_MIRROR:-} ]]; then
+		printf '%s\n' "$EXT4DEC_DEBIAN_MIRROR"
+		return 0
+	fi
+	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null)
+	apt-cache policy 2>/dev/null |
+		awk -v c="$codename/main" '$3 == c && $2 ~ /^https?:/ { print $2; found = 1; exit }
+			END { exit !found }'
+}
+
+apt_private() {
+	local dir=$1 mirror s
+	shift
+	mirror=$(apt_mirror) || {
+		echo "apt: cannot tell the host's Debian mirror (set EXT4DEC_DEBIAN_MIRROR)" >&2
+		return 1
+	}
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" || return 1
+	[[ -f $dir/status ]] || : >"$dir/status"
+	for s in "$@"; do
+		printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+			"$mirror" "$s"
+	done >"$dir/sources.list.new" || return 1
+	if ! cmp -s "$dir/sources.list.new" "$dir/sources.list"; then
+		mv "$dir/sources.list.new" "$dir/sources.list"
+		rm -f "$dir/lists/"*_Packages* "$dir/lists/"*Release*
+	else
+		rm -f "$dir/sources.list.new"
+	fi
+	APT_OPTS=(
+		-o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::State::status=$dir/status"
+		-o "Dir::Cache=$dir/cache" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
+		-o Debug::NoLocking=1
+	)
+	# the private directories may sit where _apt cannot go (under /root)
+	[[ $EUID -ne 0 ]] || APT_OPTS+=(-o APT::Sandbox::User=root)
+}
+
+apt_private_update() {
+	local lists
+	lists=$(apt-config ${APT_OPTS[@]+"${APT_OPTS[@]}"} shell d Dir::State::Lists/d | sed "s/^d='\(.*\)'$/\1/")
+	if [[ $1 -gt 0 && -n $lists ]] &&
+		[[ -n $(find "$lists" -maxdepth 1 -name '*_InRelease' -mmin "-$1" 2>/dev/null) ]]; then
+		return 0
+	fi
+	echo "apt: apt-get update ($(sed -n 's/^deb \[[^]]*\] [^ ]* \([^ ]*\) .*/\1/p' "$lists/../sources.list" | paste -sd ' '))" >&2
+	apt-get "${APT_OPTS[@]}" update -q >&2
 }

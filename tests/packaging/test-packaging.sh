@@ -15,7 +15,8 @@
 # signs and installs it, and depmod finds it; nothing outside the namespace
 # changes (dkms's signing key goes to a private /var/lib/dkms).
 #
-# Usage: tests/packaging/test-packaging.sh [SERIES...]   (default: 6.1 6.12)
+# Usage: tests/packaging/test-packaging.sh [SERIES...]
+#        (default: the "check" lines of tests/kernels)
 # Prints TAP and "# packaging: P passed, F failed, S skipped".
 
 set -u
@@ -23,7 +24,9 @@ set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
 series=("$@")
-[[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
+# shellcheck source=tests/lib/kernels.sh
+. tests/lib/kernels.sh
+[[ ${#series[@]} -gt 0 ]] || mapfile -t series < <(kernels_list)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)

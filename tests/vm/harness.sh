@@ -7,7 +7,8 @@
 # plan, a WARNING in the guest's kernel log, a payload that hangs.  (Every
 # other VM suite is the check that a good run passes.)
 #
-# Usage: tests/vm/harness.sh [SERIES]   (default: 6.12)
+# Usage: tests/vm/harness.sh [SERIES]
+#        (default: the last "check" line of tests/kernels)
 #
 # Prints TAP and "# harness: P passed, F failed, S skipped" last; exit 1 on
 # any failure.
@@ -16,7 +17,9 @@ set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
-series=${1:-6.12}
+# shellcheck source=tests/lib/kernels.sh
+. tests/lib/kernels.sh
+series=${1:-$(kernels_last)}
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
 

@@ -7,7 +7,9 @@
 # Most of it is about *Debian cloud kernels*:
 #
 #   * resolving a kernel series ("6.1", "6.12") to the newest packaged ABI
-#     (e.g. "6.1.0-57-cloud-amd64") using apt-cache at run time,
+#     (e.g. "6.1.0-57-cloud-amd64") using apt-cache at run time; series the
+#     host's release lacks ("7.3", or "newest") from newer suites
+#     (trixie-backports, sid) with a private apt configuration,
 #   * fetching the image + headers (+ the -common headers and the kbuild tools
 #     they need) with `apt-get download` and unpacking them with `dpkg -x` into
 #     a per-kernel cache directory, so nothing is installed into the host's
@@ -24,6 +26,10 @@
 #   kernels/<kver>/root/       unpacked packages (boot/, lib/modules/, usr/src/, usr/lib/)
 #   kernels/<kver>/info        "key=value" lines describing what was fetched
 #   kernels/<kver>/.complete   stamp, written last
+#   apt/<set>/                 private apt configurations of newer suites
+#                              (sources.list, lists/, status; see "newer suites")
+#   buildenv/<set>-<key>/      build environments of those kernels
+#                              (scripts/lib/buildenv.sh)
 #   kernels-debug/<key>/       debug kernels built by scripts/build-debug-kernel.sh;
 #                              kernels/<kver> links to them (see "debug kernel")
 #   initramfs/                 cached base initramfs archives (see run-vm.sh)
@@ -78,13 +84,13 @@ vm_with_lock() {
 
 # apt_candidate PKG: print the candidate version of PKG, or nothing.
 apt_candidate() {
-	apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" && $2 != "(none)" { print $2; exit }'
+	apt-cache ${APT_OPTS[@]+"${APT_OPTS[@]}"} policy "$1" 2>/dev/null | awk '$1 == "Candidate:" && $2 != "(none)" { print $2; exit }'
 }
 
 # apt_depends PKG[=VER]: print the Depends of the candidate (or given version),
 # one dependency per line, first alternative only, version constraint dropped.
 apt_depends() {
-	apt-cache show --no-all-versions "$1" 2>/dev/null |
+	apt-cache ${APT_OPTS[@]+"${APT_OPTS[@]}"} show --no-all-versions "$1" 2>/dev/null |
 		awk -F': ' '$1 == "Depends" { print $2; exit }' |
 		tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' -e '/^$/d'
 }
@@ -96,15 +102,103 @@ deb_depends() {
 }
 
 
+# --- newer suites ------------------------------------------------------------
+#
+# Kernel lines newer than the host's release come from newer suites, read
+# with a private apt configuration (apt_private in scripts/lib/apt.sh) in
+# <cache>/apt/<set>/; the host's sources, lists and cache stay as they are.
+# A set is a release with the suites it is used with:
+#   trixie   trixie trixie-backports   (trixie-backports' kernels; their
+#                                       build environment is trixie's)
+#   sid      sid
+# EXT4DEC_APT_SETS lists the sets searched (default "trixie sid");
+# EXT4DEC_APT_MAX_AGE the minutes before their lists are fetched again
+# (default 720; EXT4DEC_REFRESH=1 fetches them now).
+: "${EXT4DEC_APT_SETS:=trixie sid}"
+
+# vm_apt_suites SET: the suites of a set
+vm_apt_suites() {
+	case $1 in
+	sid | unstable) echo "$1" ;;
+	*) echo "$1 $1-backports" ;;
+	esac
+}
+
+# vm_apt_use SET: point APT_OPTS at SET's private configuration (without
+# fetching its lists).
+vm_apt_use() {
+	# shellcheck disable=SC2046 # a list of suites
+	apt_private "$(vm_cache_dir)/apt/$1" $(vm_apt_suites "$1") ||
+		vm_die "cannot set up the private apt configuration for $1"
+}
+
+# _vm_apt_update_locked SET: fetch SET's lists unless they are fresh.
+_vm_apt_update_locked() {
+	local age=${EXT4DEC_APT_MAX_AGE:-720}
+	[[ ${EXT4DEC_REFRESH:-0} != 1 ]] || age=0
+	vm_apt_use "$1"
+	apt_private_update "$age"
+}
+
+# vm_apt_update SET: vm_apt_use, with SET's lists fetched if they are stale.
+vm_apt_update() {
+	vm_with_lock _vm_apt_update_locked "$1" || return 1
+	vm_apt_use "$1"
+}
+
+# _vm_resolve_newer SPEC: vm_resolve_kernel for the newer suites: the
+# highest version among the flavour metas (linux-image-<flavour> and
+# linux-image-<series>-<flavour>, every version the sets know) whose exact
+# dependency is in the series (any, for "newest") and whose headers of
+# that very version exist.  Sets R_APT to the set it came from.
+_vm_resolve_newer() {
+	local spec=$1 fl=$EXT4DEC_KFLAVOUR set meta dep ver kver metas
+	local best_ver='' best_set='' best_dep='' best_meta=''
+	metas=("linux-image-$fl")
+	[[ $spec == newest ]] || metas+=("linux-image-$spec-$fl")
+	for set in $EXT4DEC_APT_SETS; do
+		if ! vm_apt_update "$set"; then
+			vm_log "warning: cannot fetch the package lists of $set"
+			continue
+		fi
+		while read -r meta dep ver; do
+			[[ $spec == newest || $ver == "$spec".* ]] || continue
+			[[ -z $best_ver ]] || dpkg --compare-versions "$ver" gt "$best_ver" || continue
+			kver=${dep#linux-image-}
+			kver=${kver%-unsigned}
+			[[ -n $(apt-cache "${APT_OPTS[@]}" show "linux-headers-$kver=$ver" 2>/dev/null) ]] || continue
+			best_ver=$ver best_set=$set best_dep=$dep best_meta=$meta
+		done < <(apt-cache "${APT_OPTS[@]}" show "${metas[@]}" 2>/dev/null |
+			awk '/^Package: / { pkg = $2 }
+			     /^Depends: / && match($0, /linux-image-[^ ,]+ \(= [^)]+\)/) {
+				split(substr($0, RSTART, RLENGTH), a, /[ ()=]+/); print pkg, a[1], a[2] }')
+	done
+	APT_OPTS=()
+	[[ -n $best_ver ]] || return 1
+	R_IMAGE=$best_dep R_VERSION=$best_ver R_APT=$best_set
+	R_HOW="meta package $best_meta of $best_set ($(vm_apt_suites "$best_set"))"
+	R_KVER=${best_dep#linux-image-}
+	R_KVER=${R_KVER%-unsigned}
+}
+
+# --- build environments --------------------------------------------------------
+# vm_kbuild_env, vm_kmake: the modules of a kernel from a newer suite build
+# in a root of that release's packages.
+# shellcheck source=scripts/lib/buildenv.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/buildenv.sh"
+
 # --- kernel resolution -----------------------------------------------------
 
 # vm_resolve_kernel SPEC
-#   SPEC is either a series ("6.1", "6.12") or an exact ABI name
+#   SPEC is either a series ("6.1", "6.12", "7.3"), "newest" (the newest
+#   cloud kernel of the newer suites) or an exact ABI name
 #   ("6.12.117+deb12-cloud-amd64").  Sets the globals
 #     R_KVER     kernel release / ABI name, e.g. 6.1.0-57-cloud-amd64
 #     R_IMAGE    image package name (signed, or -unsigned if only that exists)
 #     R_VERSION  Debian package version, e.g. 6.1.192-3
 #     R_HOW      how it was resolved (for the log)
+#     R_APT      the set of newer suites it came from ("newer suites"
+#                above), or empty: the host's apt configuration
 #   Returns non-zero if nothing matches.
 #
 # Resolution order for a series:
@@ -116,19 +210,30 @@ deb_depends() {
 #      `apt-get install <meta>` gives a Debian user.
 #   2. otherwise the highest candidate among all linux-image-<series>*-<flavour>
 #      (and -unsigned) packages apt knows about.
+#   3. otherwise (and always for "newest") the newer suites: _vm_resolve_newer.
 vm_resolve_kernel() {
-	local spec=$1 fl=$EXT4DEC_KFLAVOUR meta dep ver pkg best_pkg='' best_ver=''
-	R_KVER='' R_IMAGE='' R_VERSION='' R_HOW=''
+	local spec=$1 fl=$EXT4DEC_KFLAVOUR meta dep ver pkg set best_pkg='' best_ver=''
+	R_KVER='' R_IMAGE='' R_VERSION='' R_HOW='' R_APT=''
 
+	if [[ $spec == newest ]]; then
+		_vm_resolve_newer "$spec"
+		return
+	fi
 	if [[ $spec == *-"$fl" ]]; then
-		# Exact ABI name.
-		for pkg in "linux-image-$spec" "linux-image-$spec-unsigned"; do
-			ver=$(apt_candidate "$pkg")
-			if [[ -n $ver ]]; then
-				R_KVER=$spec R_IMAGE=$pkg R_VERSION=$ver R_HOW="exact ABI"
-				return 0
-			fi
+		# Exact ABI name: the host's lists, then the newer suites'.
+		for set in '' $EXT4DEC_APT_SETS; do
+			if [[ -n $set ]]; then vm_apt_update "$set" || continue; fi
+			for pkg in "linux-image-$spec" "linux-image-$spec-unsigned"; do
+				ver=$(apt_candidate "$pkg")
+				if [[ -n $ver ]]; then
+					R_KVER=$spec R_IMAGE=$pkg R_VERSION=$ver R_APT=$set
+					R_HOW="exact ABI${set:+ in $set}"
+					APT_OPTS=()
+					return 0
+				fi
+			done
 		done
+		APT_OPTS=()
 		return 1
 	fi
 
@@ -157,7 +262,10 @@ vm_resolve_kernel() {
 			best_ver=$ver best_pkg=$pkg
 		fi
 	done < <(apt-cache pkgnames "linux-image-$spec" 2>/dev/null | sort)
-	[[ -n $best_pkg ]] || return 1
+	if [[ -z $best_pkg ]]; then
+		_vm_resolve_newer "$spec"
+		return
+	fi
 	R_IMAGE=$best_pkg R_VERSION=$best_ver R_HOW="newest linux-image-$spec* package"
 	R_KVER=${best_pkg#linux-image-}
 	R_KVER=${R_KVER%-unsigned}
@@ -178,6 +286,12 @@ vm_newest_cached() {
 	for d in "$(vm_cache_dir)"/kernels/*/; do
 		k=$(basename "$d")
 		[[ -f $d/.complete ]] || continue
+		if [[ $spec == newest ]]; then
+			# a kernel of the newer suites; the newest one last
+			grep -q '^apt_set=.' "$d/info" 2>/dev/null || continue
+			best=$(printf '%s\n' "$best" "$k" | sed '/^$/d' | sort -V | tail -n 1)
+			continue
+		fi
 		[[ $k == "$spec".* || $k == "$spec"-* || $k == "$spec" ]] || continue
 		[[ $k == *-"$EXT4DEC_KFLAVOUR" ]] || continue
 		best=$k # glob order is lexical; good enough for a fallback
@@ -185,12 +299,14 @@ vm_newest_cached() {
 	[[ -n $best ]] && printf '%s\n' "$best"
 }
 
-# _vm_fetch_kernel_locked KVER IMAGE_PKG VERSION: body of vm_fetch_kernel.
+# _vm_fetch_kernel_locked KVER IMAGE_PKG VERSION [SET]: body of vm_fetch_kernel.
 _vm_fetch_kernel_locked() {
-	local kver=$1 image=$2 version=$3
+	local kver=$1 image=$2 version=$3 set=${4:-}
 	local kdir tmp root hdr common kbuild deb deps dep
+	local -a APT_OPTS=()
 	kdir=$(vm_kernel_dir "$kver")
 	vm_kernel_cached "$kver" && return 0
+	[[ -z $set ]] || vm_apt_use "$set"
 
 	hdr="linux-headers-$kver"
 	[[ "$(apt_candidate "$hdr")" == "$version" ]] ||
@@ -201,9 +317,16 @@ _vm_fetch_kernel_locked() {
 	common=$(grep -m1 '^linux-headers-.*-common$' <<<"$deps" || true)
 	kbuild=$(grep -m1 '^linux-kbuild-' <<<"$deps" || true)
 	[[ -n $common && -n $kbuild ]] || vm_die "cannot find -common/kbuild dependencies of $hdr"
+	# Since 7.0 the image package is a meta package of its ABI's parts:
+	# linux-binary-<abi> (vmlinuz), linux-modules-<abi>, linux-base-<abi>
+	# (config, System.map), which the headers want too.
+	local -a parts=()
+	mapfile -t parts < <({ apt_depends "$image=$version"; echo "$deps"; } |
+		grep -Fx -e "linux-binary-$kver" -e "linux-modules-$kver" -e "linux-base-$kver" | sort -u)
 
 	tmp=$(mktemp -d "$(vm_cache_dir)/fetch.XXXXXX")
-	if ! apt_download "$tmp" "$image=$version" "$hdr=$version" "$common" "$kbuild"; then
+	if ! apt_download "$tmp" "$image=$version" "$hdr=$version" "$common" "$kbuild" \
+		${parts[@]+"${parts[@]/%/=$version}"}; then
 		rm -rf "$tmp"
 		vm_die "apt-get download of $image=$version and its headers failed"
 	fi
@@ -214,20 +337,37 @@ _vm_fetch_kernel_locked() {
 		dpkg-deb -x "$deb" "$root"
 	done
 
-	local hdir="$root/usr/src/$hdr" mdir="$root/lib/modules/$kver"
+	# 0. Since 7.0 the packages are merged-/usr only: the modules tree is
+	#    usr/lib/modules/<kver>/, vmlinuz in it, no /boot.  Give the tree
+	#    the layout of the older ones (lib -> usr/lib, boot/vmlinuz-<kver>).
+	if [[ ! -e $root/lib && -d $root/usr/lib/modules/$kver ]]; then
+		ln -s usr/lib "$root/lib"
+	fi
+	if [[ ! -e $root/boot/vmlinuz-$kver && -f $root/usr/lib/modules/$kver/vmlinuz ]]; then
+		mkdir -p "$root/boot"
+		ln -s "../usr/lib/modules/$kver/vmlinuz" "$root/boot/vmlinuz-$kver"
+	fi
+
+	local hdir="$root/usr/src/$hdr" mdir="$root/lib/modules/$kver" mreal
 	[[ -f $root/boot/vmlinuz-$kver ]] || vm_die "no boot/vmlinuz-$kver in $image"
 	[[ -f $hdir/Makefile ]] || vm_die "no usr/src/$hdr/Makefile in $hdr"
 	[[ -d $mdir ]] || vm_die "no lib/modules/$kver in $image"
 
-	# 1. The flavour Makefile is a one-liner with an absolute include of
-	#    /usr/src/<common>/Makefile; make it relative to itself so the
-	#    unpacked tree works wherever the cache lives.
+	# 1. The flavour Makefile includes /usr/src/<common>/Makefile (and
+	#    since 7.0 sets KBUILD_OUTPUT=/usr/src/<flavour>), absolute paths:
+	#    make them relative to the Makefile itself so the unpacked tree
+	#    works wherever the cache lives.
 	# shellcheck disable=SC2016 # $(...) below are make functions, not shell.
-	printf '# rewritten by ext4dec tests/vm/lib.sh (was: %s)\ninclude $(dir $(lastword $(MAKEFILE_LIST)))../%s/Makefile\n' \
-		"$(head -n1 "$hdir/Makefile")" "$common" >"$hdir/Makefile"
-	# 2. lib/modules/<kver>/{build,source} are absolute symlinks; relink.
-	ln -sfn "../../../usr/src/$hdr" "$mdir/build"
-	ln -sfn "../../../usr/src/$common" "$mdir/source"
+	{
+		printf '# rewritten by ext4dec tests/vm/lib.sh (was: %s)\n' "$(paste -sd ';' "$hdir/Makefile")"
+		printf 'ext4dec_hdir := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))\n'
+		sed 's|/usr/src/|$(ext4dec_hdir)/../|g' "$hdir/Makefile"
+	} >"$hdir/Makefile.new"
+	mv "$hdir/Makefile.new" "$hdir/Makefile"
+	# 2. lib/modules/<kver>/{build,source} may be absolute symlinks; relink.
+	mreal=$(readlink -f "$mdir")
+	ln -sfn "$(realpath -m --relative-to="$mreal" "$root/usr/src/$hdr")" "$mdir/build"
+	ln -sfn "$(realpath -m --relative-to="$mreal" "$root/usr/src/$common")" "$mdir/source"
 	# 3. The packages ship no modules.dep (postinst runs depmod); generate it
 	#    so `modprobe -d <root> --show-depends` can compute closures.
 	depmod -b "$root" "$kver"
@@ -237,7 +377,7 @@ _vm_fetch_kernel_locked() {
 	local tooldeps=()
 	for dep in $deps $(deb_depends "$tmp"/linux-kbuild-*.deb); do
 		case $dep in
-		linux-headers-* | linux-image-* | linux-kbuild-* | linux-base) ;;
+		linux-headers-* | linux-image-* | linux-kbuild-* | linux-base | linux-base-*) ;;
 		*) tooldeps+=("$dep") ;;
 		esac
 	done
@@ -251,6 +391,7 @@ _vm_fetch_kernel_locked() {
 		echo "common_pkg=$common"
 		echo "kbuild_pkg=$kbuild"
 		echo "tool_deps=${tooldeps[*]}"
+		echo "apt_set=$set"
 		echo "fetched=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	} >"$tmp/info"
 	rm -rf "$kdir"
@@ -261,6 +402,7 @@ _vm_fetch_kernel_locked() {
 }
 
 # vm_fetch_kernel KVER IMAGE_PKG VERSION: make sure KVER is in the cache.
+# SET: the set of newer suites it comes from (R_APT), if any.
 vm_fetch_kernel() {
 	vm_kernel_cached "$1" && return 0
 	vm_with_lock _vm_fetch_kernel_locked "$@"
@@ -351,7 +493,7 @@ vm_kernel_for() {
 	fi
 	if vm_resolve_kernel "$spec"; then
 		vm_log "kernel $spec -> $R_IMAGE $R_VERSION (ABI $R_KVER, via $R_HOW)"
-		vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION"
+		vm_fetch_kernel "$R_KVER" "$R_IMAGE" "$R_VERSION" "$R_APT"
 		printf '%s\n' "$R_KVER"
 		return 0
 	fi

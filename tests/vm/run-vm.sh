@@ -145,6 +145,9 @@ main() {
 		printf '%s\n' "$K_KDIR"
 		exit 0
 	fi
+	# the root its modules build in, if not the host (made now, not in
+	# the middle of the build's log)
+	K_ENV=$(vm_kbuild_env "$kver")
 
 	[[ -n $payload ]] || vm_die "--payload is required"
 	[[ -f $payload/run.sh ]] || vm_die "$payload/run.sh does not exist"
@@ -242,8 +245,8 @@ main() {
 		mkdir -p "$bdir"
 		cp -a "$src/." "$bdir/"
 		log="$out/build-$(basename "$src").log"
-		vm_log "building module $src against $K_KDIR"
-		if ! make -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" -j"$(nproc)" modules >"$log" 2>&1; then
+		vm_log "building module $src against $K_KDIR${K_ENV:+ in $K_ENV}"
+		if ! vm_kmake "$kver" -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" -j"$(nproc)" modules >"$log" 2>&1; then
 			tail -n 30 "$log" >&2
 			missing=$(vm_missing_tool_deps "$kver" | tr '\n' ' ')
 			[[ -z $missing ]] || vm_log "missing host packages for building: $missing(run scripts/install-vm-deps.sh)"

@@ -4,7 +4,8 @@
 # tests/vm/selftests.sh - build ext4dec for each kernel and run the
 # selftests (tests/selftests) in QEMU on it.
 #
-# Usage: tests/vm/selftests.sh [SERIES...]   (default: 6.1 6.12)
+# Usage: tests/vm/selftests.sh [SERIES...]
+#        (default: the "check" lines of tests/kernels)
 #
 # Needs tools/szip/szip and build/selftests/ext4dec_test (make check builds
 # them).  Per kernel: the TAP, a summary line, and the harness's verdict
@@ -17,7 +18,9 @@ set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
 series=("$@")
-[[ ${#series[@]} -gt 0 ]] || series=(6.1 6.12)
+# shellcheck source=tests/lib/kernels.sh
+. tests/lib/kernels.sh
+[[ ${#series[@]} -gt 0 ]] || mapfile -t series < <(kernels_list)
 # shellcheck source=tests/vm/suite.sh
 . tests/vm/suite.sh
 

@@ -5,7 +5,8 @@
 # injection against ext4dec, in QEMU (tests/stress/).
 #
 # Usage: tests/vm/stress.sh [--seconds=N] [--mutations=N] [--full]
-#                           [--no-kmemleak] [SERIES...]  (default: debug 6.12)
+#                           [--no-kmemleak] [SERIES...]
+#        (default: debug and the last "check" line of tests/kernels)
 #
 # Builds, on the host, the hostile-file generator and the guest programs
 # (ext4dec_hostile, ext4dec_stress, ext4dec_faults), writes the hostile
@@ -36,7 +37,9 @@ for arg in "$@"; do
 	*) series+=("$arg") ;;
 	esac
 done
-[[ ${#series[@]} -gt 0 ]] || series=(debug 6.12)
+# shellcheck source=tests/lib/kernels.sh
+. tests/lib/kernels.sh
+[[ ${#series[@]} -gt 0 ]] || series=(debug "$(kernels_last)")
 out=build/stress
 
 # --- host side: programs and hostile files ----------------------------------
