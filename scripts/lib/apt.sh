@@ -141,8 +141,16 @@ apt_private() {
 	else
 		rm -f "$dir/sources.list.new"
 	fi
+	# none of the host's hooks (PackageKit, appstream, docker-clean's
+	# cache cleaning) may run for a private update: -o cannot empty a
+	# list, a configuration file can
+	printf '#clear %s;\n' APT::Update::Pre-Invoke APT::Update::Post-Invoke \
+		APT::Update::Post-Invoke-Success DPkg::Pre-Invoke DPkg::Post-Invoke \
+		>"$dir/apt.conf" || return 1
 	APT_OPTS=(
+		-c "$dir/apt.conf"
 		-o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
 		-o "Dir::State::Lists=$dir/lists" -o "Dir::State::status=$dir/status"
 		-o "Dir::Cache=$dir/cache" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
 		-o Debug::NoLocking=1

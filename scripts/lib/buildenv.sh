@@ -137,7 +137,9 @@ vm_kbuild_env() {
 	key=$(_vm_buildenv_key "$rel" "${pkgs[@]}") ||
 		vm_die "cannot resolve the $rel build environment's packages (${pkgs[*]})"
 	dir="$(vm_cache_dir)/buildenv/$rel-$key"
-	[[ -f $dir/.complete ]] || vm_with_lock _vm_buildenv_make_locked "$dir" "$rel" "${pkgs[@]}"
+	[[ -f $dir/.complete ]] ||
+		vm_with_lock _vm_buildenv_make_locked "$dir" "$rel" "${pkgs[@]}" || return 1
+	[[ -f $dir/.complete ]] || vm_die "the $rel build environment was not made"
 	printf '%s\n' "$dir/root"
 }
 

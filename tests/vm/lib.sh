@@ -151,6 +151,16 @@ vm_apt_update() {
 # linux-image-<series>-<flavour>, every version the sets know) whose exact
 # dependency is in the series (any, for "newest") and whose headers of
 # that very version exist.  Sets R_APT to the set it came from.
+# _vm_newer_than_host SERIES: whether SERIES ("7.3") is newer than every
+# kernel series the host's package lists know; false when they know none
+# (no lists: nothing to compare, and no reason to reach further).
+_vm_newer_than_host() {
+	local host
+	host=$(apt-cache pkgnames linux-image- 2>/dev/null |
+		sed -n 's/^linux-image-\([0-9]\+\.[0-9]\+\)[.-].*/\1/p' | sort -V | tail -n 1)
+	[[ -n $host ]] && dpkg --compare-versions "$1" gt "$host"
+}
+
 _vm_resolve_newer() {
 	local spec=$1 fl=$EXT4DEC_KFLAVOUR set meta dep ver kver metas
 	local best_ver='' best_set='' best_dep='' best_meta=''
@@ -212,7 +222,7 @@ _vm_resolve_newer() {
 #      (and -unsigned) packages apt knows about.
 #   3. otherwise (and always for "newest") the newer suites: _vm_resolve_newer.
 vm_resolve_kernel() {
-	local spec=$1 fl=$EXT4DEC_KFLAVOUR meta dep ver pkg set best_pkg='' best_ver=''
+	local spec=$1 fl=$EXT4DEC_KFLAVOUR meta dep ver pkg set sets best_pkg='' best_ver=''
 	R_KVER='' R_IMAGE='' R_VERSION='' R_HOW='' R_APT=''
 
 	if [[ $spec == newest ]]; then
@@ -220,8 +230,13 @@ vm_resolve_kernel() {
 		return
 	fi
 	if [[ $spec == *-"$fl" ]]; then
-		# Exact ABI name: the host's lists, then the newer suites'.
-		for set in '' $EXT4DEC_APT_SETS; do
+		# Exact ABI name: the host's lists, then the newer suites' for
+		# a series newer than the host's.
+		sets=''
+		if _vm_newer_than_host "$(sed 's/^\([0-9]\+\.[0-9]\+\).*/\1/' <<<"$spec")"; then
+			sets=$EXT4DEC_APT_SETS
+		fi
+		for set in '' $sets; do
 			if [[ -n $set ]]; then vm_apt_update "$set" || continue; fi
 			for pkg in "linux-image-$spec" "linux-image-$spec-unsigned"; do
 				ver=$(apt_candidate "$pkg")
@@ -263,6 +278,8 @@ vm_resolve_kernel() {
 		fi
 	done < <(apt-cache pkgnames "linux-image-$spec" 2>/dev/null | sort)
 	if [[ -z $best_pkg ]]; then
+		# a series the host's suite does not ship: the newer suites'
+		_vm_newer_than_host "$spec" || return 1
 		_vm_resolve_newer "$spec"
 		return
 	fi
