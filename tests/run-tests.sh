@@ -59,7 +59,14 @@ for arg in "$@"; do
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
+# the suites that run on one kernel take the last of --kernels that is a
+# "check" line (a trial line only when none is)
 last_kernel=${kernels##* }
+for k in $kernels; do
+	if kernels_list check | grep -qxF -- "$k"; then
+		last_kernel=$k
+	fi
+done
 if [[ $tier == full ]]; then
 	fuzz_seconds=${fuzz_seconds:-300}
 	# shellcheck disable=SC2206 # lists of kernel series

@@ -48,6 +48,25 @@ plan "none" "no TAP plan (1..N): the run stopped early" $'ok 1 a\n'
 plan "two" "2 TAP plans" $'1..1\nok 1 a\n1..1\n'
 plan "diagnostics are no results" "" $'1..1\nok 1 a\n# ok 2 b\n  not ok 3\n'
 
+# tests/lib/kernels.sh: a line it cannot read, or no line in the states
+# asked for, is an error, not a kernel quietly left out of the tests
+mkdir -p "$tmp/k/lib"
+cp tests/lib/kernels.sh "$tmp/k/lib/"
+printf '6.1\tcheck\n6.12\tchek\n' >"$tmp/k/kernels"
+if "$tmp/k/lib/kernels.sh" >/dev/null 2>&1; then
+	not_ok "kernels.sh: a malformed line is an error"
+else
+	ok "kernels.sh: a malformed line is an error"
+fi
+printf '# c\n6.1\tcheck\n\n7.3\ttrial\n' >"$tmp/k/kernels"
+if [[ $("$tmp/k/lib/kernels.sh" 2>/dev/null) == 6.1 &&
+	$("$tmp/k/lib/kernels.sh" check trial 2>/dev/null) == "6.1 7.3" ]] &&
+	! "$tmp/k/lib/kernels.sh" none >/dev/null 2>&1; then
+	ok "kernels.sh: the lines of the states asked for; none is an error"
+else
+	not_ok "kernels.sh: the lines of the states asked for; none is an error"
+fi
+
 # tap_part: a part that dies after its first result gets a "not ok"
 printf 'TAP version 13\nok 1 a\nok 2 b\n1..2\n' >"$tmp/p1"
 printf 'ok 1 c\n' >"$tmp/p2"
