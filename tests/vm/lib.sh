@@ -151,6 +151,15 @@ vm_apt_update() {
 # linux-image-<series>-<flavour>, every version the sets know) whose exact
 # dependency is in the series (any, for "newest") and whose headers of
 # that very version exist.  Sets R_APT to the set it came from.
+# _vm_meta_deps: read "apt-cache show" of kernel meta packages, print
+# "META IMAGE-PKG VERSION" for each, IMAGE-PKG (= VERSION) being the
+# meta's exact dependency.
+_vm_meta_deps() {
+	awk '/^Package: / { pkg = $2 }
+	     /^Depends: / && match($0, /linux-image-[^ ,]+ \(= [^)]+\)/) {
+		split(substr($0, RSTART, RLENGTH), a, /[ ()=]+/); print pkg, a[1], a[2] }'
+}
+
 # _vm_newer_than_host SERIES: whether SERIES ("7.3") is newer than every
 # kernel series the host's package lists know; false when they know none
 # (no lists: nothing to compare, and no reason to reach further).
@@ -179,9 +188,7 @@ _vm_resolve_newer() {
 			[[ -n $(apt-cache "${APT_OPTS[@]}" show "linux-headers-$kver=$ver" 2>/dev/null) ]] || continue
 			best_ver=$ver best_set=$set best_dep=$dep best_meta=$meta
 		done < <(apt-cache "${APT_OPTS[@]}" show "${metas[@]}" 2>/dev/null |
-			awk '/^Package: / { pkg = $2 }
-			     /^Depends: / && match($0, /linux-image-[^ ,]+ \(= [^)]+\)/) {
-				split(substr($0, RSTART, RLENGTH), a, /[ ()=]+/); print pkg, a[1], a[2] }')
+			_vm_meta_deps)
 	done
 	APT_OPTS=()
 	[[ -n $best_ver ]] || return 1
@@ -264,9 +271,7 @@ vm_resolve_kernel() {
 			return 0
 		fi
 	done < <(apt-cache show --no-all-versions "linux-image-$spec-$fl" "linux-image-$fl" 2>/dev/null |
-		awk '/^Package: / { pkg = $2 }
-		     /^Depends: / && match($0, /linux-image-[^ ,]+ \(= [^)]+\)/) {
-			split(substr($0, RSTART, RLENGTH), a, /[ ()=]+/); print pkg, a[1], a[2] }')
+		_vm_meta_deps)
 
 	# Fallback: scan the package names apt knows for this series.
 	while read -r pkg; do
