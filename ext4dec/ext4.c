@@ -45,7 +45,6 @@ static struct {
 	const struct address_space_operations *journalled_aops;
 } ext4dec_ext4_fns __ro_after_init;
 
-static const void *ext4dec_targets[EXT4DEC_NR_TARGETS] __ro_after_init;
 static struct file_system_type *ext4dec_ext4_type;
 
 /*
@@ -71,9 +70,29 @@ static const void *ext4dec_lookup_data(const char *name, bool required)
 	return kp.addr;
 }
 
-/* Record @fn as target @t after checking it is the function named. */
-static int ext4dec_set_target(enum ext4dec_target t, const void *fn)
+/* The function of ext4 that target @t stands for */
+static const void *ext4dec_target_fn(enum ext4dec_target t)
 {
+	switch (t) {
+	case EXT4DEC_FILE_OPEN:
+		return ext4dec_ext4_fns.file_open;
+	case EXT4DEC_FILE_GETATTR:
+		return ext4dec_ext4_fns.file_getattr;
+	case EXT4DEC_FILEATTR_SET:
+		return ext4dec_ext4_fns.fileattr_set;
+	case EXT4DEC_IOCTL:
+		return ext4dec_ext4_fns.ioctl;
+	case EXT4DEC_EVICT_INODE:
+		return ext4dec_ext4_fns.evict_inode;
+	default:
+		return NULL;
+	}
+}
+
+/* Check that target @t is the function named. */
+static int ext4dec_check_target(enum ext4dec_target t)
+{
+	const void *fn = ext4dec_target_fn(t);
 	char sym[KSYM_SYMBOL_LEN];
 
 	snprintf(sym, sizeof(sym), "%ps", fn);
@@ -82,7 +101,6 @@ static int ext4dec_set_target(enum ext4dec_target t, const void *fn)
 		       ext4dec_target_names[t], fn ? sym : "nothing");
 		return -ENOENT;
 	}
-	ext4dec_targets[t] = fn;
 	return 0;
 }
 
@@ -92,6 +110,8 @@ static int ext4dec_ext4_resolve(void)
 	const struct file_operations *fops;
 	const struct inode_operations *iops;
 	const struct super_operations *sops;
+	unsigned int t;
+	int err;
 
 	fops = ext4dec_lookup_data("ext4_file_operations", true);
 	iops = ext4dec_lookup_data("ext4_file_inode_operations", true);
@@ -107,11 +127,12 @@ static int ext4dec_ext4_resolve(void)
 	ext4dec_ext4_fns.fileattr_set = iops->fileattr_set;
 	ext4dec_ext4_fns.ioctl = fops->unlocked_ioctl;
 	ext4dec_ext4_fns.evict_inode = sops->evict_inode;
-	return ext4dec_set_target(EXT4DEC_FILE_OPEN, ext4dec_ext4_fns.file_open) ?:
-	       ext4dec_set_target(EXT4DEC_FILE_GETATTR, ext4dec_ext4_fns.file_getattr) ?:
-	       ext4dec_set_target(EXT4DEC_FILEATTR_SET, ext4dec_ext4_fns.fileattr_set) ?:
-	       ext4dec_set_target(EXT4DEC_IOCTL, ext4dec_ext4_fns.ioctl) ?:
-	       ext4dec_set_target(EXT4DEC_EVICT_INODE, ext4dec_ext4_fns.evict_inode);
+	for (t = 0; t < EXT4DEC_NR_TARGETS; t++) {
+		err = ext4dec_check_target(t);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /**
@@ -152,7 +173,7 @@ void ext4dec_ext4_exit(void)
 unsigned long ext4dec_ext4_target(enum ext4dec_target t, const char **name)
 {
 	*name = ext4dec_target_names[t];
-	return (unsigned long)ext4dec_targets[t];
+	return (unsigned long)ext4dec_target_fn(t);
 }
 
 /**
