@@ -100,7 +100,9 @@ static void ext4dec_install(struct ext4dec_inode *ei)
 	truncate_inode_pages(inode->i_mapping, 0);
 	ei->orig_aops = inode->i_mapping->a_ops;
 	ei->orig_fop = inode->i_fop;
-	ei->orig_folios = ext4dec_mapping_single_pages(inode->i_mapping);
+	/* no folio larger than a chunk, as far as the mapping allows */
+	ei->orig_folios = ext4dec_mapping_limit_folios(inode->i_mapping,
+						       __ffs(ei->sf.info.chunk_size >> PAGE_SHIFT));
 	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
 	i_size_write(inode, ei->sf.info.size);
 }

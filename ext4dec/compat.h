@@ -189,22 +189,26 @@ static inline int ext4dec_iomap_begin(const struct iomap_ops *ops,
 }
 
 /*
- * The sizes of an active inode's page-cache folios.  ext4 gives regular
- * files large folios since 6.16; the read path fills folios of one page
- * (a chunk is a whole number of pages), so activation limits the mapping
- * to them and deactivation gives back what ext4 had set.  Newer kernels'
- * mapping flags hold a range of folio orders (AS_FOLIO_ORDER_*); older
- * ones a single bit, which ext4 did not set.  Called with the page cache empty and the
- * invalidate lock held, as ext4 itself changes these when it switches an
- * inode's data journaling; the flags' other bits are not written
- * concurrently then: writes are denied and writeback is done.
+ * The folio sizes of an active inode's page cache.  ext4 gives regular
+ * files large folios since 6.16 (mapping flags with a range of orders,
+ * AS_FOLIO_ORDER_*, since 6.11; before, a single bit that ext4 never
+ * set).  ext4dec_mapping_limit_folios() caps the largest at @max_order,
+ * never below the mapping's smallest (a block larger than a page), and
+ * returns what was set for ext4dec_mapping_restore_folios().  Called with
+ * the page cache empty and the invalidate lock held, as ext4 itself changes
+ * them when it switches an inode's data journaling; the flags' other bits
+ * are not written concurrently then: writes are denied and writeback is
+ * done.
  */
 #ifdef AS_FOLIO_ORDER_MAX_MASK
-static inline unsigned long ext4dec_mapping_single_pages(struct address_space *m)
+static inline unsigned long ext4dec_mapping_limit_folios(struct address_space *m,
+							 unsigned int max_order)
 {
 	unsigned long saved = m->flags & AS_FOLIO_ORDER_MASK;
+	unsigned int min_order = mapping_min_folio_order(m);
 
-	mapping_set_folio_order_range(m, 0, 0);
+	mapping_set_folio_order_range(m, min_order,
+				      min(mapping_max_folio_order(m), max(min_order, max_order)));
 	return saved;
 }
 
@@ -214,18 +218,15 @@ static inline void ext4dec_mapping_restore_folios(struct address_space *m,
 	m->flags = (m->flags & ~AS_FOLIO_ORDER_MASK) | saved;
 }
 #else
-static inline unsigned long ext4dec_mapping_single_pages(struct address_space *m)
+static inline unsigned long ext4dec_mapping_limit_folios(struct address_space *m,
+							 unsigned int max_order)
 {
-	unsigned long saved = m->flags & BIT(AS_LARGE_FOLIO_SUPPORT);
-
-	__clear_bit(AS_LARGE_FOLIO_SUPPORT, &m->flags);
-	return saved;
+	return 0;
 }
 
 static inline void ext4dec_mapping_restore_folios(struct address_space *m,
 						  unsigned long saved)
 {
-	m->flags |= saved;
 }
 #endif
 

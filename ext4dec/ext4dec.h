@@ -139,7 +139,7 @@ struct ext4dec_extent {
  * @nr_extents: entries in @extents
  * @raw_size: the file's size on disk (the szip file's length)
  * @orig_aops: ext4's address space operations, restored at deactivation
- * @orig_folios: the folio sizes ext4 allowed the mapping, restored at
+ * @orig_folios: the folio sizes ext4 gave the mapping, restored at
  *	deactivation (compat.h)
  * @orig_fop: ext4's file operations, for files left open across a
  *	deactivation
@@ -359,12 +359,30 @@ void ext4dec_chunk_error(struct ext4dec_inode *ei, u32 chunk,
 			 const char *what);
 int ext4dec_decode_chunk(struct ext4dec_inode *ei, struct ext4dec_ws *ws,
 			 u32 chunk, const u8 *in, u8 *out);
-void ext4dec_fill_folio(struct ext4dec_inode *ei, struct folio *folio,
-			const u8 *out, u32 chunk);
-unsigned int ext4dec_inflate_in_place(struct ext4dec_inode *ei,
-				      struct ext4dec_ws *ws, u32 chunk,
-				      const u8 *in, struct folio **folio,
-				      struct folio **end);
+
+/**
+ * struct ext4dec_fill - locked folios filled chunk by chunk, in file order
+ * @folio: the next folio to fill
+ * @end: the end of the array
+ * @failed: a chunk of *@folio failed: it is unlocked, not uptodate, when
+ *	its last chunk is done
+ */
+struct ext4dec_fill {
+	struct folio **folio;
+	struct folio **end;
+	bool failed;
+};
+
+static inline void ext4dec_fill_init(struct ext4dec_fill *f, struct folio **folio,
+				     unsigned int nr)
+{
+	*f = (struct ext4dec_fill){ .folio = folio, .end = folio + nr };
+}
+
+void ext4dec_fill_chunk(struct ext4dec_inode *ei, u32 chunk, const u8 *out,
+			struct ext4dec_fill *f);
+bool ext4dec_inflate_in_place(struct ext4dec_inode *ei, struct ext4dec_ws *ws,
+			      u32 chunk, const u8 *in, struct ext4dec_fill *f);
 
 /* cache.c */
 struct ext4dec_cached;

@@ -3,11 +3,16 @@
  * Inflating a chunk into page-cache folios.
  *
  * A chunk is inflated once, into a workspace's buffer from which its
- * folios are filled, or straight into its pages where they are base
- * pages in order (ext4dec_inflate_in_place()).  The folio contract is
- * followed: uptodate then unlock on success, unlock alone on failure.  A
- * chunk that cannot be read or decoded fails exactly its own folios, and
- * is counted and logged once per inode (ext4dec_chunk_error()).
+ * folios are filled, or straight into them where they hold all of its
+ * pages (ext4dec_inflate_in_place()).  Folios and chunks need not line
+ * up: a folio may hold part of a chunk, a whole chunk, several chunks or
+ * parts of two, and EOF may fall anywhere in the last one.  Folios are
+ * filled in file order, chunk by chunk, through a cursor (struct
+ * ext4dec_fill), and a folio is done when its last chunk is.  The folio
+ * contract is followed: uptodate then unlock on success, unlock alone on
+ * failure.  A chunk that cannot be read or decoded fails exactly the
+ * folios that hold part of it, and is counted and logged once per inode
+ * (ext4dec_chunk_error()).
  */
 #include "ext4dec.h"
 
@@ -62,40 +67,110 @@ static void ext4dec_folio_done(struct folio *folio)
 	folio_unlock(folio);
 }
 
-/**
- * ext4dec_fill_folio() - fill a folio from an inflated chunk and unlock it
- * @ei: the inode's state
- * @folio: a locked folio within @chunk
- * @out: the chunk's uncompressed bytes, or NULL if the chunk failed (the
- *	folio is unlocked, not uptodate)
- * @chunk: the chunk
- *
- * Bytes past the end of the chunk, which can only be past EOF, read as
- * zeros.
+/*
+ * Write file positions [@from, @to) of @folio: the bytes of @out, which
+ * holds file positions [@start, @data_end), and zeros past them.
  */
-void ext4dec_fill_folio(struct ext4dec_inode *ei, struct folio *folio,
-			const u8 *out, u32 chunk)
+static void ext4dec_folio_write(struct folio *folio, loff_t from, loff_t to,
+				const u8 *out, loff_t start, loff_t data_end)
 {
-	loff_t start = ext4dec_chunk_pos(ei, chunk), pos = folio_pos(folio);
-	size_t ulen = szip_chunk_ulen(&ei->sf.info, chunk), size = folio_size(folio);
-	size_t off, n, done;
+	loff_t pos = folio_pos(folio);
 
-	if (!out || WARN_ON_ONCE(pos < start ||
-				 pos + size > start + ei->sf.info.chunk_size)) {
-		folio_unlock(folio);
-		return;
-	}
-	off = pos - start;
-	n = ulen > off ? min(ulen - off, size) : 0;
-	for (done = 0; done < size; done += PAGE_SIZE) {
-		size_t k = n > done ? min_t(size_t, n - done, PAGE_SIZE) : 0;
-		void *kaddr = kmap_local_folio(folio, done);
+	while (from < to) {
+		size_t off = from - pos;
+		size_t n = min_t(loff_t, to - from, PAGE_SIZE - offset_in_page(off));
+		size_t k = data_end > from ? min_t(loff_t, data_end - from, n) : 0;
+		void *kaddr = kmap_local_folio(folio, off);
 
-		memcpy(kaddr, out + off + done, k);
-		memset(kaddr + k, 0, PAGE_SIZE - k);
+		if (k)
+			memcpy(kaddr, out + (from - start), k);
+		memset(kaddr + k, 0, n - k);
 		kunmap_local(kaddr);
+		from += n;
 	}
-	ext4dec_folio_done(folio);
+}
+
+/*
+ * Fill the folios of @f that hold @chunk: file positions from the chunk's
+ * start to @have are in them already (inflated in place), the rest of the
+ * chunk's bytes are in @out, and past them, which can only be past EOF,
+ * the folios read as zeros.  A folio that ends in the chunk is done:
+ * uptodate and unlocked, or only unlocked if any chunk of it failed (@ok
+ * false); one that goes on into the next chunk is left to it.
+ */
+static void ext4dec_fill_span(struct ext4dec_inode *ei, u32 chunk, const u8 *out,
+			      loff_t have, bool ok, struct ext4dec_fill *f)
+{
+	loff_t start = ext4dec_chunk_pos(ei, chunk);
+	loff_t data_end = start + szip_chunk_ulen(&ei->sf.info, chunk);
+	/* the last chunk's folios end at EOF's, whatever their size */
+	loff_t end = chunk + 1 < ei->sf.info.nr_chunks ?
+		     ext4dec_chunk_pos(ei, chunk + 1) : LLONG_MAX;
+
+	for (; f->folio < f->end; f->folio++) {
+		struct folio *folio = *f->folio;
+		loff_t pos = folio_pos(folio), folio_end = pos + folio_size(folio);
+
+		if (pos >= end)
+			break;
+		if (!ok)
+			f->failed = true;
+		else if (!f->failed)
+			ext4dec_folio_write(folio, max3(pos, start, have),
+					    min(folio_end, end), out, start, data_end);
+		if (folio_end > end)
+			break;	/* the rest of it is the next chunk's */
+		if (f->failed)
+			folio_unlock(folio);	/* not uptodate: read_folio() */
+		else
+			ext4dec_folio_done(folio);
+		f->failed = false;
+	}
+}
+
+/**
+ * ext4dec_fill_chunk() - fill the folios that hold a chunk, from its bytes
+ * @ei: the inode's state
+ * @chunk: the chunk
+ * @out: its uncompressed bytes, or NULL if it could not be read or
+ *	inflated
+ * @f: the folios, the first of which holds part of @chunk
+ *
+ * The folios that end within @chunk (or hold only EOF's zeros after it)
+ * are done and @f moves past them: uptodate and unlocked, or unlocked
+ * alone if @chunk or an earlier chunk of the folio failed.  A folio that
+ * goes on into the next chunk stays locked, first in @f.
+ */
+void ext4dec_fill_chunk(struct ext4dec_inode *ei, u32 chunk, const u8 *out,
+			struct ext4dec_fill *f)
+{
+	ext4dec_fill_span(ei, chunk, out, ext4dec_chunk_pos(ei, chunk), !!out, f);
+}
+
+/*
+ * Where the folios of @f hold all @n pages of the file from @index, in
+ * order: their pages in @pages, and the folio that holds the last one.
+ */
+static struct folio **ext4dec_fill_pages(struct ext4dec_fill *f, pgoff_t index,
+					 unsigned int n, struct page **pages)
+{
+	struct folio **folio = f->folio;
+	unsigned int i = 0;
+
+	if (folio == f->end)
+		return NULL;
+	for (;;) {
+		long at = (long)(index + i) - (long)(*folio)->index;
+
+		if (at < 0)
+			return NULL;
+		for (; i < n && at < folio_nr_pages(*folio); i++, at++)
+			pages[i] = folio_page(*folio, at);
+		if (i == n)
+			return folio;
+		if (++folio == f->end)
+			return NULL;
+	}
 }
 
 /**
@@ -104,53 +179,53 @@ void ext4dec_fill_folio(struct ext4dec_inode *ei, struct folio *folio,
  * @ws: the workspace whose decoder is used
  * @chunk: the chunk
  * @in: its compressed bytes
- * @folio: locked folios, in order, from the first of @chunk
- * @end: the end of the @folio array
+ * @f: locked folios, in order, the first of which holds part of @chunk
  *
- * When @folio[0..] starts with exactly the chunk's pages as base pages,
- * the chunk is inflated into them through a temporary kernel mapping: no
- * copy from a workspace.
+ * When the folios of @f hold every page of @chunk, the chunk is inflated
+ * into them: where one folio holds it all and is in the kernel's direct
+ * map, at its address; else, if it is several pages, through a temporary
+ * mapping of them.  No copy from a workspace either way.  The folios are
+ * then done as ext4dec_fill_chunk() does them.
  *
- * Return: the number of folios filled (or failed) and unlocked; 0 when
- * the chunk is to be inflated into @ws->out instead.
+ * Return: true if @chunk was inflated (or failed) into the folios; false
+ * if it is to be inflated into @ws->out instead.
  */
-unsigned int ext4dec_inflate_in_place(struct ext4dec_inode *ei,
-				      struct ext4dec_ws *ws, u32 chunk,
-				      const u8 *in, struct folio **folio,
-				      struct folio **end)
+bool ext4dec_inflate_in_place(struct ext4dec_inode *ei, struct ext4dec_ws *ws,
+			      u32 chunk, const u8 *in, struct ext4dec_fill *f)
 {
 	struct page *pages[EXT4DEC_MAX_CHUNK / PAGE_SIZE];
 	size_t ulen = szip_chunk_ulen(&ei->sf.info, chunk);
-	unsigned int i, n = DIV_ROUND_UP(ulen, PAGE_SIZE);
-	pgoff_t index = ext4dec_chunk_pos(ei, chunk) >> PAGE_SHIFT;
+	unsigned int n = DIV_ROUND_UP(ulen, PAGE_SIZE);
+	loff_t start = ext4dec_chunk_pos(ei, chunk);
+	struct folio **last;
+	bool mapped = false;
 	u8 *dst;
 	int err;
 
-	if (n < 2 || n > ARRAY_SIZE(pages) || end - folio < n)
-		return 0;
-	/* folios past EOF in the chunk (a reader of the raw size) */
-	if (end - folio > n && folio_pos(folio[n]) < ext4dec_chunk_pos(ei, chunk + 1))
-		return 0;
-	for (i = 0; i < n; i++) {
-		if (folio_test_large(folio[i]) || folio[i]->index != index + i)
-			return 0;
-		pages[i] = folio_page(folio[i], 0);
+	if (n > ARRAY_SIZE(pages) || f->failed)
+		return false;
+	last = ext4dec_fill_pages(f, start >> PAGE_SHIFT, n, pages);
+	if (!last)
+		return false;
+	if (last == f->folio && !folio_test_highmem(*last)) {
+		dst = folio_address(*last) + (start - folio_pos(*last));
+	} else {
+		/* a page alone is copied as cheaply as it is mapped */
+		if (n < 2)
+			return false;
+		dst = vm_map_ram(pages, n, NUMA_NO_NODE);
+		if (!dst)
+			return false;
+		mapped = true;
 	}
-	dst = vm_map_ram(pages, n, NUMA_NO_NODE);
-	if (!dst)
-		return 0;
 	err = ext4dec_decode_chunk(ei, ws, chunk, in, dst);
 	if (!err)
 		memset(dst + ulen, 0, n * PAGE_SIZE - ulen);
-	/* where caches alias, write back what went through this mapping */
-	flush_kernel_vmap_range(dst, n * PAGE_SIZE);
-	vm_unmap_ram(dst, n);
-	for (i = 0; i < n; i++) {
-		if (err)
-			folio_unlock(folio[i]);	/* not uptodate: read_folio() */
-		else
-			ext4dec_folio_done(folio[i]);
+	if (mapped) {
+		/* where caches alias, write back what went through this mapping */
+		flush_kernel_vmap_range(dst, n * PAGE_SIZE);
+		vm_unmap_ram(dst, n);
 	}
-	return n;
+	ext4dec_fill_span(ei, chunk, NULL, start + n * PAGE_SIZE, !err, f);
+	return true;
 }
-

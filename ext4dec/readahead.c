@@ -91,32 +91,26 @@ static void ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 {
 	struct ra_req *req = b->req;
 	struct ext4dec_inode *ei = req->ei;
-	struct folio **folio = req->folios + b->folio;
-	struct folio **end = folio + b->nr_folios;
+	struct ext4dec_fill f;
 	int err = req->err;
 	u32 c;
 
-	for (c = b->first; c <= b->last && folio < end; c++) {
+	ext4dec_fill_init(&f, req->folios + b->folio, b->nr_folios);
+	for (c = b->first; c <= b->last && f.folio < f.end; c++) {
 		const u8 *in = ext4dec_raw_buf_at(&req->rb, szip_chunk_offset(&ei->sf, c));
-		bool ok;
 
-		if (folio_pos(*folio) >= ext4dec_chunk_pos(ei, c + 1))
+		if (folio_pos(*f.folio) >= ext4dec_chunk_pos(ei, c + 1))
 			continue;	/* no folio of @c left to fill */
 		if (err) {
 			/* -EAGAIN: read_folio() reads the chunk again, alone */
 			if (err != -EAGAIN)
 				ext4dec_chunk_error(ei, c, "cannot read compressed data");
-		} else {
-			unsigned int n = ext4dec_inflate_in_place(ei, ws, c, in, folio, end);
+			ext4dec_fill_chunk(ei, c, NULL, &f);
+		} else if (!ext4dec_inflate_in_place(ei, ws, c, in, &f)) {
+			bool ok = !ext4dec_decode_chunk(ei, ws, c, in, ws->out);
 
-			if (n) {
-				folio += n;
-				continue;
-			}
+			ext4dec_fill_chunk(ei, c, ok ? ws->out : NULL, &f);
 		}
-		ok = !err && !ext4dec_decode_chunk(ei, ws, c, in, ws->out);
-		for (; folio < end && folio_pos(*folio) < ext4dec_chunk_pos(ei, c + 1); folio++)
-			ext4dec_fill_folio(ei, *folio, ok ? ws->out : NULL, c);
 	}
 	if (atomic_dec_and_test(&req->left))
 		ext4dec_ra_req_free(req);
@@ -217,13 +211,23 @@ static void ext4dec_ra_keep_ahead(struct ra_req *req, u32 first, u32 last)
 	}
 }
 
+/* The last chunk that @folio holds part of */
+static u32 ext4dec_folio_last_chunk(const struct ext4dec_inode *ei,
+				    struct folio *folio)
+{
+	return min_t(u64, (folio_pos(folio) + folio_size(folio) - 1) / ei->sf.info.chunk_size,
+		     ei->sf.info.nr_chunks - 1);
+}
+
 /*
  * Allocate a request for chunks @first to @last, take their folios from
  * @rac, starting with *@folio (the next one is left in *@folio), cut it
  * into batches of at most @per chunks and start reading the compressed
  * bytes of chunks @first to @ahead, unless @kept holds them (then @first
- * is @last is @ahead, and the request owns @kept).  NULL without memory,
- * *@folio untouched, @kept freed.
+ * is @last is @ahead, and the request owns @kept).  A folio that goes on
+ * past @last takes the request, and its batch, to the folio's last chunk.
+ * NULL without memory: the folios taken are unlocked, not uptodate, and
+ * @kept is freed.
  */
 static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 					   struct readahead_control *rac,
@@ -231,10 +235,13 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 					   u32 ahead, struct ext4dec_cached *kept,
 					   u32 per, struct completion *wait)
 {
-	unsigned int max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
-					PAGE_SIZE);
+	/* every folio starts in the chunks, at a page of its own */
+	unsigned int i, max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
+					   PAGE_SIZE);
 	loff_t raw = szip_chunk_offset(&ei->sf, first);
+	loff_t stop = min_t(loff_t, ext4dec_chunk_pos(ei, last + 1), ei->sf.info.size);
 	struct ra_batch *b = NULL;
+	unsigned int taken = 0;
 	struct ra_req *req;
 
 	req = kmalloc(struct_size(req, folios, max), GFP_KERNEL | __GFP_NOWARN);
@@ -244,25 +251,9 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 				   sizeof(*req->batch), GFP_KERNEL | __GFP_NOWARN);
 	if (!req->batch)
 		goto nomem_req;
-	if (kept) {
-		ext4dec_raw_buf_kept(ei, first, kept, &req->rb);
-	} else {
-		if (ext4dec_raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
-					  szip_chunk_clen(&ei->sf, ahead) - raw, true,
-					  &req->rb))
-			goto nomem_req;
-		/* chunks inflated from bytes read again keep none */
-		ext4dec_cache_drop(ei, first, last);
-	}
-	ext4dec_hold(ei);
-	req->ei = ei;
-	req->wait = wait;
-	req->rr = (struct ext4dec_raw_read){ .pending = ATOMIC_INIT(1),
-				     .done = ext4dec_ra_io_done };
 	req->nr_folios = 0;
 	req->nr_batches = 0;
-	while (*folio && folio_pos(*folio) < ext4dec_chunk_pos(ei, last + 1) &&
-	       req->nr_folios < max) {
+	while (*folio && folio_pos(*folio) < stop && req->nr_folios < max) {
 		u32 c = folio_pos(*folio) / ei->sf.info.chunk_size;
 
 		if (!b || c > b->last) {
@@ -274,19 +265,51 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 			b->folio = req->nr_folios;
 			b->nr_folios = 0;
 		}
+		b->last = max(b->last, ext4dec_folio_last_chunk(ei, *folio));
 		b->nr_folios++;
 		req->folios[req->nr_folios++] = *folio;
 		*folio = readahead_folio(rac);
 	}
+	last = max(last, b->last);
+	if (kept && last > first) {
+		/* a folio holds more than the kept chunk: read them all */
+		ext4dec_cache_free(kept);
+		kept = NULL;
+	}
+	if (kept) {
+		ext4dec_raw_buf_kept(ei, first, kept, &req->rb);
+	} else {
+		ahead = max(ahead, last);
+		if (ext4dec_raw_buf_alloc(ei, raw, szip_chunk_offset(&ei->sf, ahead) +
+					  szip_chunk_clen(&ei->sf, ahead) - raw, true,
+					  &req->rb))
+			goto nomem_folios;
+		/* chunks inflated from bytes read again keep none */
+		ext4dec_cache_drop(ei, first, last);
+	}
+	ext4dec_hold(ei);
+	req->ei = ei;
+	req->wait = wait;
+	req->rr = (struct ext4dec_raw_read){ .pending = ATOMIC_INIT(1),
+				     .done = ext4dec_ra_io_done };
 	atomic_set(&req->left, req->nr_batches);
 	if (!kept)
 		ext4dec_raw_start(ei, &req->rb, &req->rr);
 	return req;
 
+nomem_folios:
+	/* not a chunk error: read_folio() retries them */
+	for (i = 0; i < req->nr_folios; i++)
+		folio_unlock(req->folios[i]);
+	taken = req->nr_folios;
 nomem_req:
 	kfree(req->batch);
 	kfree(req);
 nomem:
+	if (!taken) {
+		folio_unlock(*folio);
+		*folio = readahead_folio(rac);
+	}
 	ext4dec_cache_free(kept);
 	return NULL;
 }
@@ -373,19 +396,13 @@ void ext4dec_readahead(struct readahead_control *rac)
 		}
 		req = ext4dec_ra_req_start(ei, rac, &folio, first, last, ahead, kept, per,
 					   in_caller ? &done : NULL);
-		if (!req) {
-			/*
-			 * Out of memory is no chunk error: readahead is
-			 * opportunistic, read_folio() retries the folios left
-			 * not uptodate.
-			 */
-			folio_unlock(folio);
-			folio = readahead_folio(rac);
-			continue;
-		}
+		if (!req)
+			continue;	/* out of memory: read_folio() retries */
 		ext4dec_raw_read_put(&req->rr);
 		if (!in_caller)
 			continue;
+		/* where a folio took the request past @last */
+		last = req->batch[req->nr_batches - 1].last;
 		wait_for_completion_io(&done);
 		if (ahead > last)
 			ext4dec_ra_keep_ahead(req, last + 1, ahead);

@@ -197,6 +197,8 @@ static const char *const param_names[] = {
 #define SPECIAL		"/tmp/special"
 /* An ext4 on emulated persistent memory, mounted with dax=always */
 #define DAX_MNT		"/tmp/ext4dec-dax"
+/* An ext4 of 16 KiB blocks: its folios are at least that large (7.x) */
+#define LBS_MNT		"/tmp/ext4dec-lbs"
 
 FIXTURE(ext4dec) {
 	long long params[ARRAY_SIZE(param_names)];	/* values before the test */
@@ -261,6 +263,9 @@ FIXTURE_TEARDOWN_PARENT(ext4dec)
 
 	if (mounted_on(DAX_MNT) && umount(DAX_MNT))
 		TH_LOG("umount " DAX_MNT ": %s", strerror(errno));
+	if (mounted_on(LBS_MNT) && umount(LBS_MNT))
+		TH_LOG("umount " LBS_MNT ": %s", strerror(errno));
+	unlink(LBS_MNT ".img");
 	/* rmmod_busy_then_clean may leave the module unloaded */
 	if (access(PARAMS, F_OK))
 		return;
@@ -1086,6 +1091,257 @@ TEST_F_TIMEOUT(ext4dec, memcg_limited_reader, SLOWER)
 	}
 	unlink(path("big"));
 	unlink(path("big.orig"));
+}
+
+/* ------------------------------------------------------- large folios */
+
+/* The folios that hold a file's pages, as a mapping of it shows them */
+struct folio_layout {
+	long largest;	/* pages in the largest folio */
+	long crossing;	/* folios that hold parts of two chunks or more */
+	long large;	/* folios of more than a page */
+};
+
+/*
+ * The folios of the page cache that hold the first @len bytes of @name,
+ * all of which must be cached: the pages are mapped, and each page's
+ * frame found in /proc/self/pagemap and its flags in /proc/kpageflags
+ * (a compound tail is a large folio's page other than its first).
+ * Return: 0, or -1 after a diagnostic.
+ */
+static int folio_layout(const char *name, size_t len, long csize, struct folio_layout *l)
+{
+	const uint64_t tail = 1ULL << 16;
+	int fd = open(name, O_RDONLY);
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kf = open("/proc/kpageflags", O_RDONLY);
+	size_t i, n = (len + 4095) / 4096, first = 0;
+	volatile unsigned char *m = MAP_FAILED;
+	int ret = -1;
+
+	*l = (struct folio_layout){ 0 };
+	if (fd < 0 || pm < 0 || kf < 0) {
+		diag("folio_layout: open: %s", strerror(errno));
+		goto out;
+	}
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		goto out;
+	for (i = 0; i <= n; i++) {
+		uint64_t pfn = 0, flags = 0;
+
+		if (i < n) {
+			(void)m[i * 4096];
+			if (pread(pm, &pfn, 8, ((uintptr_t)m / 4096 + i) * 8) != 8 ||
+			    !(pfn >> 63) || !(pfn & ((1ULL << 55) - 1)) ||
+			    pread(kf, &flags, 8, (pfn & ((1ULL << 55) - 1)) * 8) != 8) {
+				diag("folio_layout: page %zu: no frame", i);
+				goto out;
+			}
+		}
+		/* a folio ends where the next one starts, or at the end */
+		if (i == n || !(flags & tail)) {
+			if (i > first) {
+				long pages = i - first;
+
+				l->largest = pages > l->largest ? pages : l->largest;
+				l->large += pages > 1;
+				l->crossing += first * 4096 / csize != (i * 4096 - 1) / csize;
+			}
+			first = i;
+		}
+	}
+	ret = 0;
+out:
+	if (m != MAP_FAILED)
+		munmap((void *)m, len);
+	close(kf);
+	close(pm);
+	close(fd);
+	return ret;
+}
+
+/* Whether ext4 gives regular files large folios: since 6.16 */
+static bool ext4_large_folios(void)
+{
+	return kernel_at_least(6, 16);
+}
+
+/*
+ * @name, cold, equals @orig (@len bytes) when read from the middle of a
+ * folio first (a readahead window that starts mid-folio), then whole with
+ * read(), then mapped, backwards; past EOF its last page reads as zeros.
+ */
+static void cold_reads_compare(struct __test_metadata *_metadata, const char *name,
+			       const unsigned char *orig, size_t len)
+{
+	size_t mid = 3 * 16384 + 8192 + 100, p;
+	unsigned char buf[300];
+	unsigned char *m;
+	int fd;
+
+	drop_caches();
+	fd = open(name, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("open %s", name);
+	ASSERT_EQ((ssize_t)sizeof(buf), pread(fd, buf, sizeof(buf), mid));
+	EXPECT_EQ(0, memcmp(buf, orig + mid, sizeof(buf))) TH_LOG("%s: mid-folio", name);
+	EXPECT_TRUE(same_stream(path("orig"), name)) TH_LOG("%s: read()", name);
+	m = mmap(NULL, (len + 4095) & ~4095UL, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	close(fd);
+	for (p = len & ~4095UL; p + 4096 > 4096; p -= 4096) {
+		size_t n = p + 4096 <= len ? 4096 : len - p;
+
+		ASSERT_EQ(0, memcmp(m + p, orig + p, n)) TH_LOG("%s: page at %zu", name, p);
+	}
+	for (p = len; p % 4096; p++)
+		ASSERT_EQ(0, m[p]) TH_LOG("%s: byte %zu past EOF", name, p);
+	munmap(m, (len + 4095) & ~4095UL);
+}
+
+/*
+ * Folios in the page cache of an active inode: as large as ext4 makes
+ * them (since 6.16) but never larger than a chunk, so that one chunk's
+ * failure fails only its own pages.  A chunk of several folios, a folio
+ * of a whole chunk, the folio that holds EOF and a read starting in the
+ * middle of a folio all read back right, whatever the chunk size
+ * (12 KiB: single pages only, no larger folio fits in a chunk).
+ */
+TEST_F_TIMEOUT(ext4dec, large_folios_within_chunks, SLOWER)
+{
+	static const struct { const char *name; long csize; } files[] = {
+		{ "c4k", 4096 }, { "c12k", 12288 }, { "c16k", 16384 },
+		{ "c32k", 32768 }, { "v2c128k", 131072 },
+	};
+	size_t orig_len, i;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	struct folio_layout l;
+
+	ASSERT_NE(NULL, orig);
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		const char *name = path(files[i].name);
+		long csize = files[i].csize;
+
+		cold_reads_compare(_metadata, name, orig, orig_len);
+		ASSERT_EQ(0, folio_layout(name, orig_len, csize, &l));
+		diag("%s: largest folio %ld pages, %ld large", files[i].name,
+		     l.largest, l.large);
+		EXPECT_EQ(0, l.crossing) TH_LOG("%s: %ld folios cross chunks",
+						files[i].name, l.crossing);
+		EXPECT_GE(csize & -csize, l.largest * 4096) {
+			TH_LOG("%s: a folio of %ld pages", files[i].name, l.largest);
+		}
+		if (ext4_large_folios() && csize >= 16384) {
+			EXPECT_LT(0, l.large) TH_LOG("%s: no large folio", files[i].name);
+		}
+	}
+	free(orig);
+}
+
+/*
+ * Large folios split under an active inode (as reclaim and memory
+ * failure split them), then some of the pages dropped: every byte still
+ * reads right, mapped or read, and the dropped pages come back.
+ */
+TEST_F_TIMEOUT(ext4dec, large_folios_split_then_reread, SLOWER)
+{
+	const char *split = "/sys/kernel/debug/split_huge_pages";
+	size_t orig_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	struct folio_layout before, after;
+	int fd;
+
+	ASSERT_NE(NULL, orig);
+	if (access(split, W_OK))
+		run("mount -t debugfs none /sys/kernel/debug 2>/dev/null");
+	if (access(split, W_OK))
+		SKIP(free(orig); return, "no %s (debugfs, THP)", split);
+	cold_reads_compare(_metadata, path("c32k"), orig, orig_len);
+	ASSERT_EQ(0, folio_layout(path("c32k"), orig_len, 32768, &before));
+	/* in pages: all of the file, into single pages */
+	ASSERT_EQ(0, run("echo '%s,0x0,0x%zx' > %s", path("c32k"), orig_len / 4096 + 1, split));
+	ASSERT_EQ(0, folio_layout(path("c32k"), orig_len, 32768, &after));
+	diag("large folios: %ld before the split, %ld after", before.large, after.large);
+	if (ext4_large_folios()) {
+		EXPECT_LT(0, before.large) TH_LOG("no large folio to split");
+		EXPECT_GT(before.large, after.large) TH_LOG("nothing was split");
+	}
+	EXPECT_TRUE(same_stream(path("orig"), path("c32k")));
+	/* drop every other 4 KiB page: chunks partly cached */
+	fd = open(path("c32k"), O_RDONLY);
+	ASSERT_LE(0, fd);
+	for (size_t p = 0; p < orig_len; p += 8192)
+		posix_fadvise(fd, p, 4096, POSIX_FADV_DONTNEED);
+	close(fd);
+	EXPECT_TRUE(same_stream(path("orig"), path("c32k"))) TH_LOG("after dropping pages");
+	mmap_compare(_metadata, "c32k", MAP_SHARED);
+	free(orig);
+}
+
+/*
+ * A folio larger than a chunk, where the file system's blocks make the
+ * page cache's folios at least 16 KiB: 4 KiB chunks and 12 KiB chunks
+ * (which straddle folios) read back right, read, mapped and from the
+ * middle of a folio, and a corrupt chunk fails the folio that holds it,
+ * no more.  Skipped where ext4 takes no block larger than a page.
+ */
+TEST_F_TIMEOUT(ext4dec, large_folios_span_chunks, SLOWER)
+{
+	static const char *const opts[] = { "--chunk-size=4096", "--chunk-size=12288" };
+	char name[64];
+	size_t orig_len, i, page;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	unsigned char *b, buf[4096];
+	struct folio_layout l;
+	uint32_t off5, off6;
+	int err, fd;
+
+	ASSERT_NE(NULL, orig);
+	if (run("(modprobe loop; truncate -s 96M " LBS_MNT ".img && "
+		"mkfs.ext4 -q -F -b 16384 " LBS_MNT ".img && mkdir -p " LBS_MNT " && "
+		"mount -o loop " LBS_MNT ".img " LBS_MNT ") > /tmp/lbs.log 2>&1")) {
+		run("sed 's/^/# /' /tmp/lbs.log; rm -f " LBS_MNT ".img");
+		SKIP(free(orig); return, "ext4 here mounts no 16 KiB blocks");
+	}
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		snprintf(name, sizeof(name), LBS_MNT "/c%zu", i);
+		err = make_compressed(path("orig"), name, opts[i]);
+		ASSERT_EQ(0, err) TH_LOG("%s: %s", opts[i], strerror(err));
+		cold_reads_compare(_metadata, name, orig, orig_len);
+		ASSERT_EQ(0, folio_layout(name, orig_len, i ? 12288 : 4096, &l));
+		diag("%s: largest folio %ld pages, %ld crossing chunks", opts[i],
+		     l.largest, l.crossing);
+		EXPECT_LE(4, l.largest);
+		EXPECT_LT(0, l.crossing);
+	}
+	/* the middle of chunk 5's compressed data garbled, 4 KiB chunks */
+	ASSERT_EQ(0, run("szip -qc --chunk-size=4096 '%s' > " LBS_MNT "/bad", path("orig")));
+	b = read_all(LBS_MNT "/bad", &i);
+	ASSERT_NE(NULL, b);
+	memcpy(&off5, b + 20 + 4 * 5, 4);
+	memcpy(&off6, b + 20 + 4 * 6, 4);
+	memset(b + (off5 + off6) / 2, 0x55, 8);
+	ASSERT_EQ(0, write_file(LBS_MNT "/bad", b, i, false));
+	free(b);
+	err = change_flags(LBS_MNT "/bad", FS_COMPR_FL, 0);
+	ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+	drop_caches();
+	fd = open(LBS_MNT "/bad", O_RDONLY);
+	ASSERT_LE(0, fd);
+	for (page = 0; page < 12; page++) {
+		ssize_t r = pread(fd, buf, 4096, page * 4096);
+
+		/* the 16 KiB folio of chunk 5: chunks 4 to 7 */
+		if (page / 4 == 1) {
+			EXPECT_EQ(EIO, errno_of(r)) TH_LOG("page %zu read %zd", page, r);
+		} else {
+			EXPECT_TRUE(r == 4096 && !memcmp(buf, orig + page * 4096, 4096)) {
+				TH_LOG("page %zu wrong", page);
+			}
+		}
+	}
+	close(fd);
+	free(orig);
 }
 
 /*

@@ -24,8 +24,9 @@ fi
 dmesg | grep 'ext4dec: version' | sed 's/^/# /'
 
 # the selftests first, streamed: a hang still leaves the results so far
+# shellcheck disable=SC2046 # the harness's options, split as words
 {
-	ext4dec_test "$dir"
+	ext4dec_test "$dir" $(cat selftests.args 2>/dev/null)
 	echo $? >/tmp/selftests.rc
 } | tee /tmp/selftests.tap | grep -Ev '^(TAP version|1\.\.)'
 tap_n=$(grep -Ec '^(not )?ok([[:space:]]|$)' /tmp/selftests.tap)

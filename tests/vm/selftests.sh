@@ -6,6 +6,8 @@
 #
 # Usage: tests/vm/selftests.sh [SERIES...]
 #        (default: the "check" lines of tests/kernels)
+#        EXT4DEC_SELFTESTS="-t NAME ..." runs only those selftests (the
+#        kselftest harness's options), then the scripts' tests
 #
 # Needs tools/szip/szip and build/selftests/ext4dec_test (make check builds
 # them).  Per kernel: the TAP, a summary line, and the harness's verdict
@@ -31,6 +33,7 @@ payload=build/vm-payload
 rm -rf "$payload"
 mkdir -p "$payload/bin"
 cp tests/selftests/run.sh tests/selftests/scripts.sh "$payload/"
+printf '%s\n' "${EXT4DEC_SELFTESTS:-}" >"$payload/selftests.args"
 cp -L scripts/ext4dec-compress scripts/ext4dec-decompress \
 	scripts/ext4dec-status "$payload/bin/"
 
