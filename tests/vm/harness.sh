@@ -4,8 +4,8 @@
 # tests/vm/harness.sh - tests of the test harness itself: the TAP helper
 # (tests/lib/tap.sh) on the host, then tests/vm/run-vm.sh on payloads that
 # must fail it, each for its own reason: a "not ok", a plan left short, no
-# plan, a WARNING in the guest's kernel log, a payload that hangs.  (Every
-# other VM suite is the check that a good run passes.)
+# plan, a WARNING or a hook error in the guest's kernel log, a payload that
+# hangs.  (Every other VM suite is the check that a good run passes.)
 #
 # Usage: tests/vm/harness.sh [SERIES]
 #        (default: the last "check" line of tests/kernels)
@@ -112,8 +112,9 @@ boot() {
 boot 1 "TAP output contains 'not ok'" not_ok 'echo "ok 1 a"; echo "not ok 2 b"; echo "1..2"; exit 0'
 boot 1 "TAP plan 1..3 but 1 results" short_plan 'echo "1..3"; echo "ok 1 a"'
 boot 1 "no TAP plan" no_plan 'echo "ok 1 a"'
-boot 1 "kernel log has 1 suspicious line" warning \
-	'echo "WARNING: ext4dec harness test" >/dev/kmsg; echo "ok 1 a"; echo "1..1"'
+boot 1 "kernel log has 2 suspicious line" warning \
+	'echo "WARNING: ext4dec harness test" >/dev/kmsg
+	echo "ext4dec: hook ext4_x: harness test" >/dev/kmsg; echo "ok 1 a"; echo "1..1"'
 boot 1 "payload timed out" hang 'echo "ok 1 a"; sleep 600; echo "1..1"' -t 5
 
 tap_plan

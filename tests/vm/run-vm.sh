@@ -427,7 +427,7 @@ main() {
 	# objects are printed with kmemleak.verbose=1).  Then ext4's own error
 	# reports, the scheduler throttling a real-time task (the inflate
 	# workers), and ext4dec's hook errors.
-	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x|EXT4-fs error|RT throttling activated|ext4dec: (cannot hook|unhooking|cannot find|ext4 is not available)'
+	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x|EXT4-fs error|RT throttling activated|ext4dec: (hook [^ ]+: |unhooking|[^ ]+ not found|ext4 is not available)'
 	{
 		tr -d '\r' <"$out/dmesg.txt"
 		tr -d '\r' <"$console_log" | grep -E '^<?[0-9]*>?\[ *[0-9]+\.[0-9]+\] '
