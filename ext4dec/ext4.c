@@ -6,8 +6,10 @@
  * symbols, looked up through kprobes), and the functions that hooks.c
  * wraps are read out of those tables: they are then the exact entry
  * points, with the type the caller expects.  Each is checked to be the
- * function of that name before anything is hooked.  ext4 is pinned for as
- * long as the module is loaded.
+ * function of that name before anything is hooked; where one is not (its
+ * table not found, its slot empty, another function there), the log names
+ * the target and the reason, and the module refuses to load.  ext4 is
+ * pinned for as long as the module is loaded.
  *
  * The rest of the module calls the wrapped functions through the functions
  * here (a call from inside the module runs the original, see ftrace.c),
@@ -22,13 +24,33 @@
 #include <linux/iomap.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/stringify.h>
 
-static const char *const ext4dec_target_names[EXT4DEC_NR_TARGETS] = {
-	[EXT4DEC_FILE_OPEN] = "ext4_file_open",
-	[EXT4DEC_FILE_GETATTR] = "ext4_file_getattr",
-	[EXT4DEC_FILEATTR_SET] = "ext4_fileattr_set",
-	[EXT4DEC_IOCTL] = "ext4_ioctl",
-	[EXT4DEC_EVICT_INODE] = "ext4_evict_inode",
+/* the operation tables of ext4 that hold the functions ext4dec wraps */
+enum ext4dec_table {
+	EXT4DEC_FOPS,
+	EXT4DEC_IOPS,
+	EXT4DEC_SOPS,
+	EXT4DEC_NR_TABLES
+};
+
+static const char *const ext4dec_table_names[EXT4DEC_NR_TABLES] = {
+	[EXT4DEC_FOPS] = "ext4_file_operations",
+	[EXT4DEC_IOPS] = "ext4_file_inode_operations",
+	[EXT4DEC_SOPS] = "ext4_sops",
+};
+
+/* Each target: the function's name, and where ext4 keeps its address */
+static const struct ext4dec_target_info {
+	const char *name;
+	enum ext4dec_table table;
+	const char *member;
+} ext4dec_targets[EXT4DEC_NR_TARGETS] = {
+	[EXT4DEC_FILE_OPEN] = { "ext4_file_open", EXT4DEC_FOPS, "open" },
+	[EXT4DEC_FILE_GETATTR] = { "ext4_file_getattr", EXT4DEC_IOPS, "getattr" },
+	[EXT4DEC_FILEATTR_SET] = { "ext4_fileattr_set", EXT4DEC_IOPS, "fileattr_set" },
+	[EXT4DEC_IOCTL] = { "ext4_ioctl", EXT4DEC_FOPS, "unlocked_ioctl" },
+	[EXT4DEC_EVICT_INODE] = { "ext4_evict_inode", EXT4DEC_SOPS, "evict_inode" },
 };
 
 /* ext4's functions and tables, found at init and never changed */
@@ -48,7 +70,7 @@ static struct {
 static struct file_system_type *ext4dec_ext4_type;
 
 /*
- * Address of a kernel data symbol (needs CONFIG_KALLSYMS_ALL), or 0.
+ * Address of a kernel data symbol (needs CONFIG_KALLSYMS_ALL), or NULL.
  *
  * kallsyms_lookup_name() is not exported, and calling it through a pointer
  * faults on kernels with IBT, where it has no ENDBR.  register_kprobe()
@@ -56,7 +78,7 @@ static struct file_system_type *ext4dec_ext4_type;
  * in the kprobe.  Only data symbols are looked up this way: function
  * addresses come from the operation tables that hold them.
  */
-static const void *ext4dec_lookup_data(const char *name, bool required)
+static const void *ext4dec_lookup_data(const char *name)
 {
 	struct kprobe kp = { .symbol_name = name };
 
@@ -65,9 +87,20 @@ static const void *ext4dec_lookup_data(const char *name, bool required)
 		unregister_kprobe(&kp);
 		kp.addr = NULL;
 	}
-	if (!kp.addr && required)
-		pr_err("cannot find %s\n", name);
 	return kp.addr;
+}
+
+/*
+ * The name target @t must have.  Test builds expect another name for one
+ * target (EXT4DEC_TEST_TARGET, see Kbuild).
+ */
+static const char *ext4dec_target_name(enum ext4dec_target t)
+{
+#ifdef EXT4DEC_TEST_TARGET
+	if (!strcmp(ext4dec_targets[t].name, __stringify(EXT4DEC_TEST_TARGET)))
+		return __stringify(EXT4DEC_TEST_NAME);
+#endif
+	return ext4dec_targets[t].name;
 }
 
 /* The function of ext4 that target @t stands for */
@@ -89,56 +122,87 @@ static const void *ext4dec_target_fn(enum ext4dec_target t)
 	}
 }
 
-/* Check that target @t is the function named. */
-static int ext4dec_check_target(enum ext4dec_target t)
+/*
+ * Check that target @t, read from @table (NULL if that table was not
+ * found), is the function of its name; log why not.
+ */
+static int ext4dec_check_target(enum ext4dec_target t, const void *table)
 {
+	const char *tname = ext4dec_table_names[ext4dec_targets[t].table];
+	const char *member = ext4dec_targets[t].member;
+	const char *name = ext4dec_target_name(t);
 	const void *fn = ext4dec_target_fn(t);
 	char sym[KSYM_SYMBOL_LEN];
 
+	if (!table) {
+		pr_err("hook %s: %s not found\n", name, tname);
+		return -ENOENT;
+	}
+	if (!fn) {
+		pr_err("hook %s: %s.%s is NULL\n", name, tname, member);
+		return -ENOENT;
+	}
+	/* without the " [ext4]" of a modular ext4 */
 	snprintf(sym, sizeof(sym), "%ps", fn);
-	if (!fn || strcmp(sym, ext4dec_target_names[t])) {
-		pr_err("cannot hook %s: ext4's table points to %s\n",
-		       ext4dec_target_names[t], fn ? sym : "nothing");
+	*strchrnul(sym, ' ') = '\0';
+	if (strcmp(sym, name)) {
+		pr_err("hook %s: %s.%s is %s, not %s\n", name, tname, member,
+		       sym, name);
 		return -ENOENT;
 	}
 	return 0;
 }
 
-/* Find ext4's functions through its operation tables. */
+/*
+ * Find ext4's functions through its operation tables, and its other
+ * tables.  Every target is checked, so that the log names all that are
+ * not as expected; any of them refuses the load.
+ */
 static int ext4dec_ext4_resolve(void)
 {
+	const void *tables[EXT4DEC_NR_TABLES];
 	const struct file_operations *fops;
 	const struct inode_operations *iops;
 	const struct super_operations *sops;
-	unsigned int t;
-	int err;
+	unsigned int i;
+	int err = 0;
 
-	fops = ext4dec_lookup_data("ext4_file_operations", true);
-	iops = ext4dec_lookup_data("ext4_file_inode_operations", true);
-	sops = ext4dec_lookup_data("ext4_sops", true);
-	ext4dec_ext4_fns.report_ops = ext4dec_lookup_data("ext4_iomap_report_ops", true);
-	/* optional: only used to recognise data=journal mounts */
-	ext4dec_ext4_fns.journalled_aops = ext4dec_lookup_data("ext4_journalled_aops", false);
-	if (!fops || !iops || !sops || !ext4dec_ext4_fns.report_ops)
-		return -ENOENT;
-
-	ext4dec_ext4_fns.file_open = fops->open;
-	ext4dec_ext4_fns.file_getattr = iops->getattr;
-	ext4dec_ext4_fns.fileattr_set = iops->fileattr_set;
-	ext4dec_ext4_fns.ioctl = fops->unlocked_ioctl;
-	ext4dec_ext4_fns.evict_inode = sops->evict_inode;
-	for (t = 0; t < EXT4DEC_NR_TARGETS; t++) {
-		err = ext4dec_check_target(t);
-		if (err)
-			return err;
+	for (i = 0; i < EXT4DEC_NR_TABLES; i++)
+		tables[i] = ext4dec_lookup_data(ext4dec_table_names[i]);
+	fops = tables[EXT4DEC_FOPS];
+	iops = tables[EXT4DEC_IOPS];
+	sops = tables[EXT4DEC_SOPS];
+	if (fops) {
+		ext4dec_ext4_fns.file_open = fops->open;
+		ext4dec_ext4_fns.ioctl = fops->unlocked_ioctl;
 	}
-	return 0;
+	if (iops) {
+		ext4dec_ext4_fns.file_getattr = iops->getattr;
+		ext4dec_ext4_fns.fileattr_set = iops->fileattr_set;
+	}
+	if (sops)
+		ext4dec_ext4_fns.evict_inode = sops->evict_inode;
+	for (i = 0; i < EXT4DEC_NR_TARGETS; i++) {
+		int e = ext4dec_check_target(i, tables[ext4dec_targets[i].table]);
+
+		if (!err)
+			err = e;
+	}
+
+	ext4dec_ext4_fns.report_ops = ext4dec_lookup_data("ext4_iomap_report_ops");
+	if (!ext4dec_ext4_fns.report_ops) {
+		pr_err("ext4_iomap_report_ops not found: no block map of compressed files\n");
+		err = -ENOENT;
+	}
+	/* optional: only used to recognise data=journal mounts */
+	ext4dec_ext4_fns.journalled_aops = ext4dec_lookup_data("ext4_journalled_aops");
+	return err;
 }
 
 /**
  * ext4dec_ext4_init() - pin ext4 and find the functions ext4dec uses
  *
- * Return: 0, or -ENOENT with the reason logged.
+ * Return: 0, or -ENOENT with each reason logged.
  */
 int ext4dec_ext4_init(void)
 {
@@ -172,7 +236,7 @@ void ext4dec_ext4_exit(void)
  */
 unsigned long ext4dec_ext4_target(enum ext4dec_target t, const char **name)
 {
-	*name = ext4dec_target_names[t];
+	*name = ext4dec_target_name(t);
 	return (unsigned long)ext4dec_target_fn(t);
 }
 

@@ -63,14 +63,16 @@ static int ext4dec_hook_install(struct ext4dec_hook *hook)
 			  FTRACE_OPS_FL_IPMODIFY;
 	err = ftrace_set_filter_ip(&hook->ops, hook->address, 0, 0);
 	if (err) {
-		pr_err("cannot hook %s: ftrace_set_filter_ip: %d\n",
-		       hook->name, err);
+		pr_err("hook %s: not traceable (ftrace_set_filter_ip: %pe)\n",
+		       hook->name, ERR_PTR(err));
 		return err;
 	}
 	err = register_ftrace_function(&hook->ops);
 	if (err) {
-		pr_err("cannot hook %s: register_ftrace_function: %d\n",
-		       hook->name, err);
+		pr_err("hook %s: %s (register_ftrace_function: %pe)\n",
+		       hook->name, err == -EBUSY ?
+		       "redirected already, by a livepatch or another module" :
+		       "not traceable", ERR_PTR(err));
 		ftrace_set_filter_ip(&hook->ops, hook->address, 1, 0);
 		return err;
 	}
@@ -82,8 +84,8 @@ static void ext4dec_hook_remove(struct ext4dec_hook *hook)
 	int err = unregister_ftrace_function(&hook->ops);
 
 	if (err)
-		pr_err("unhooking %s: unregister_ftrace_function: %d\n",
-		       hook->name, err);
+		pr_err("unhooking %s: unregister_ftrace_function: %pe\n",
+		       hook->name, ERR_PTR(err));
 	ftrace_set_filter_ip(&hook->ops, hook->address, 1, 0);
 }
 

@@ -4,8 +4,11 @@
 # tests/vm/harness.sh - tests of the test harness itself: the TAP helper
 # (tests/lib/tap.sh) on the host, then tests/vm/run-vm.sh on payloads that
 # must fail it, each for its own reason: a "not ok", a plan left short, no
-# plan, a WARNING in the guest's kernel log, a payload that hangs.  (Every
-# other VM suite is the check that a good run passes.)
+# plan, a WARNING or a hook error in the guest's kernel log, a payload that
+# hangs.  (Every other VM suite is the check that a good run passes.)
+# Then a module built with a wrong hook target (Kbuild's
+# EXT4DEC_TEST_TARGET), which must refuse to load and leave ext4 as it was
+# (tests/vm/payloads/wrong-target).
 #
 # Usage: tests/vm/harness.sh [SERIES]
 #        (default: the last "check" line of tests/kernels)
@@ -22,6 +25,8 @@ cd "$top" || exit 2
 series=${1:-$(kernels_last)}
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
+# shellcheck source=tests/vm/suite.sh
+. tests/vm/suite.sh
 
 tap_sep=
 tmp=$(mktemp -d)
@@ -88,15 +93,20 @@ else
 	sed 's/^/# /' "$tmp/joined"
 fi
 
-# boot WANT-STATUS WHY NAME SCRIPT [RUN-VM ARGS...]: boot SCRIPT as the
-# payload; run-vm.sh must exit WANT-STATUS and, when failing, give WHY
-# (an extended regex) as its reason
+# boot WANT-STATUS WHY NAME SCRIPT [RUN-VM ARGS...]: boot SCRIPT (the
+# text of run.sh, or a payload directory) as the payload; run-vm.sh must
+# exit WANT-STATUS and, when failing, give WHY (an extended regex) as its
+# reason
 boot() {
-	local want=$1 why=$2 name=$3 script=$4 rc
+	local want=$1 why=$2 name=$3 script=$4 payload=$tmp/$3 rc
 	shift 4
-	mkdir -p "$tmp/$name"
-	printf '#!/bin/sh\n%s\n' "$script" >"$tmp/$name/run.sh"
-	tests/vm/run-vm.sh -k "$series" -p "$tmp/$name" -o "$tmp/$name.out" "$@" \
+	if [[ -d $script ]]; then
+		payload=$script
+	else
+		mkdir -p "$payload"
+		printf '#!/bin/sh\n%s\n' "$script" >"$payload/run.sh"
+	fi
+	tests/vm/run-vm.sh -k "$series" -p "$payload" -o "$tmp/$name.out" "$@" \
 		>"$tmp/$name.tap" 2>"$tmp/$name.log"
 	rc=$?
 	if [[ $rc -ne $want ]]; then
@@ -112,9 +122,20 @@ boot() {
 boot 1 "TAP output contains 'not ok'" not_ok 'echo "ok 1 a"; echo "not ok 2 b"; echo "1..2"; exit 0'
 boot 1 "TAP plan 1..3 but 1 results" short_plan 'echo "1..3"; echo "ok 1 a"'
 boot 1 "no TAP plan" no_plan 'echo "ok 1 a"'
-boot 1 "kernel log has 1 suspicious line" warning \
-	'echo "WARNING: ext4dec harness test" >/dev/kmsg; echo "ok 1 a"; echo "1..1"'
+boot 1 "kernel log has 2 suspicious line" warning \
+	'echo "WARNING: ext4dec harness test" >/dev/kmsg
+	echo "ext4dec: hook ext4_x: harness test" >/dev/kmsg; echo "ok 1 a"; echo "1..1"'
 boot 1 "payload timed out" hang 'echo "ok 1 a"; sleep 600; echo "1..1"' -t 5
+
+# A module that expects ext4_llseek where ext4 keeps ext4_ioctl: its
+# refusal, and that line alone, is what the log must have.
+start=$SECONDS
+suite_module_src "$tmp/wrong-target"
+EXT4DEC_VM_DMESG_IGNORE='ext4dec: hook ext4_llseek: ext4_file_operations\.unlocked_ioctl is ext4_ioctl, not ext4_llseek$' \
+	boot 0 "" wrong_target tests/vm/payloads/wrong-target --module-src "$tmp/wrong-target" \
+	--make-arg EXT4DEC_TEST_TARGET=ext4_ioctl=ext4_llseek
+grep -v '^1\.\.' "$tmp/wrong_target.tap" | sed 's/^/#   /'
+echo "#   built and run in $((SECONDS - start)) s"
 
 tap_plan
 tap_summary harness

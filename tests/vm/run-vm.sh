@@ -24,6 +24,8 @@
 #                         (so "modprobe NAME" works).  Repeatable.  make gets
 #                         EXT4DEC_SRCDIR=<absolute DIR> for includes relative
 #                         to the original source.
+#       --make-arg ARG    add ARG (VAR=VALUE) to make's command line for the
+#                         --module-src builds.  Repeatable.
 #       --ko FILE         add a prebuilt module the same way.  Repeatable.
 #       --bin PATH        add a host binary (and its shared libraries) to
 #                         /bin in the guest.  Repeatable.
@@ -102,7 +104,7 @@ main() {
 	kspec='' payload='' out='' timeout_s=300 mem=1024 smp=2 disk_size=256M
 	mkfs=1 fsck=1 mkfs_opts='' mount_opts='' append='' keep=0 verbose=0 print_kdir=0
 	extra_modules=${EXT4DEC_VM_MODULES:-}
-	module_srcs=() kos=() bins=() images=() image_bw=
+	module_srcs=() make_args=() kos=() bins=() images=() image_bw=
 
 	need_arg() { [[ $# -ge 2 ]] || vm_die "$1 needs an argument"; }
 	while [[ $# -gt 0 ]]; do
@@ -110,6 +112,7 @@ main() {
 		-k | --kernel) need_arg "$@"; kspec=$2; shift 2 ;;
 		-p | --payload) need_arg "$@"; payload=$2; shift 2 ;;
 		-m | --module-src) need_arg "$@"; module_srcs+=("$2"); shift 2 ;;
+		--make-arg) need_arg "$@"; make_args+=("$2"); shift 2 ;;
 		--ko) need_arg "$@"; kos+=("$2"); shift 2 ;;
 		--bin) need_arg "$@"; bins+=("$2"); shift 2 ;;
 		--modules) need_arg "$@"; extra_modules+=" $2"; shift 2 ;;
@@ -246,7 +249,8 @@ main() {
 		cp -a "$src/." "$bdir/"
 		log="$out/build-$(basename "$src").log"
 		vm_log "building module $src against $K_KDIR${K_ENV:+ in $K_ENV}"
-		if ! vm_kmake "$kver" -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" -j"$(nproc)" modules >"$log" 2>&1; then
+		if ! vm_kmake "$kver" -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" \
+			${make_args[@]+"${make_args[@]}"} -j"$(nproc)" modules >"$log" 2>&1; then
 			tail -n 30 "$log" >&2
 			missing=$(vm_missing_tool_deps "$kver" | tr '\n' ' ')
 			[[ -z $missing ]] || vm_log "missing host packages for building: $missing(run scripts/install-vm-deps.sh)"
@@ -427,7 +431,7 @@ main() {
 	# objects are printed with kmemleak.verbose=1).  Then ext4's own error
 	# reports, the scheduler throttling a real-time task (the inflate
 	# workers), and ext4dec's hook errors.
-	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x|EXT4-fs error|RT throttling activated|ext4dec: (cannot hook|unhooking|cannot find|ext4 is not available)'
+	bad_re='Oops|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|KASAN|UBSAN|KFENCE|sleeping function called from invalid context|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|detected stalls? on CPUs|Call Trace:|list_(add|del) corruption|refcount_t:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|possible irq lock inversion|bad unlock balance|held lock freed|trying to register non-static key|DEBUG_LOCKS_WARN_ON|ODEBUG:|BUG [^ ]+ \((Not tainted|Tainted: [^)]*)\): |suspected memory leak|unreferenced object 0x|EXT4-fs error|RT throttling activated|ext4dec: (hook [^ ]+: |unhooking|[^ ]+ not found|ext4 is not available)'
 	{
 		tr -d '\r' <"$out/dmesg.txt"
 		tr -d '\r' <"$console_log" | grep -E '^<?[0-9]*>?\[ *[0-9]+\.[0-9]+\] '
