@@ -11,10 +11,11 @@
 # (gcc-14) and ship kbuild tools (fixdep, modpost, objtool) linked against
 # its glibc (>= 2.38; bookworm has 2.36).  Such a kernel's modules are built
 # in a root made from that release's Debian packages by debootstrap
-# (minbase, plus the headers' own Depends, make, libc6-dev and sparse), run
-# with chroot in a private mount namespace that shows the kernel's cache
-# directory and the build's directories at their own paths, over a private
-# /tmp.  Nothing is installed into the host.
+# (minbase, plus the headers' own Depends, make, libc6-dev, sparse, and
+# dkms with what it signs and compresses modules with), run with chroot in
+# a private mount namespace that shows the kernel's cache directory and
+# the build's directories at their own paths, over a private /tmp.
+# Nothing is installed into the host.
 #
 # The root is kept in <cache>/buildenv/<set>-<key>/, keyed by the recipe
 # below and the candidate versions of its packages in the set's package
@@ -36,8 +37,11 @@
 
 # Bumped when the way a root is made changes.
 _vm_buildenv_recipe=1
-# Packages of every root, besides the headers' Depends.
-_vm_buildenv_pkgs=(make libc6-dev sparse)
+# Packages of every root, besides the headers' Depends: the build's, and
+# DKMS as a user of the kernel's release has it (tests/packaging), with
+# openssl for its signing key and xz-utils for modules compressed as the
+# kernel's own.
+_vm_buildenv_pkgs=(make libc6-dev sparse dkms openssl xz-utils)
 
 # vm_buildenv_release KVER: the release whose packages build KVER's
 # modules ("" for the host's).
