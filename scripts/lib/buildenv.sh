@@ -11,10 +11,11 @@
 # (gcc-14) and ship kbuild tools (fixdep, modpost, objtool) linked against
 # its glibc (>= 2.38; bookworm has 2.36).  Such a kernel's modules are built
 # in a root made from that release's Debian packages by debootstrap
-# (minbase, plus the headers' own Depends, make, libc6-dev and sparse), run
-# with chroot in a private mount namespace that shows the kernel's cache
-# directory and the build's directories at their own paths.  Nothing is
-# installed into the host.
+# (minbase, plus the headers' own Depends, make, libc6-dev, sparse, and
+# dkms with what it signs and compresses modules with), run with chroot in
+# a private mount namespace that shows the kernel's cache directory and
+# the build's directories at their own paths, over a private /tmp.
+# Nothing is installed into the host.
 #
 # The root is kept in <cache>/buildenv/<set>-<key>/, keyed by the recipe
 # below and the candidate versions of its packages in the set's package
@@ -24,16 +25,23 @@
 #
 #   vm_kbuild_env KVER     print the root KVER's modules build in ("" for
 #                          the host), making it first if needed
-#   vm_kmake KVER ARGS...  run "make ARGS" for KVER: on the host, or in its
-#                          root (absolute directories among ARGS, as such
-#                          or as VAR=DIR, and the current directory are
-#                          shown in it)
+#   vm_kbuild_in ROOT KVER CMD...  run CMD with the toolchain of KVER's
+#                          modules, ROOT being vm_kbuild_env's answer: on
+#                          the host when ROOT is "", else in ROOT (KVER's
+#                          cache directory, the current directory and the
+#                          absolute directories among CMD's arguments, as
+#                          such or as VAR=DIR, are shown in it, except the
+#                          root's own: /usr is its /usr)
+#   vm_kmake KVER ARGS...  run "make ARGS" for KVER, with vm_kbuild_in
 #   vm_buildenv_prune      remove roots of keys no longer current
 
 # Bumped when the way a root is made changes.
 _vm_buildenv_recipe=1
-# Packages of every root, besides the headers' Depends.
-_vm_buildenv_pkgs=(make libc6-dev sparse)
+# Packages of every root, besides the headers' Depends: the build's, and
+# DKMS as a user of the kernel's release has it (tests/packaging), with
+# openssl for its signing key and xz-utils for modules compressed as the
+# kernel's own.
+_vm_buildenv_pkgs=(make libc6-dev sparse dkms openssl xz-utils)
 
 # vm_buildenv_release KVER: the release whose packages build KVER's
 # modules ("" for the host's).
@@ -144,10 +152,11 @@ vm_kbuild_env() {
 }
 
 # _vm_env_run ROOT BIND... -- CMD...: run CMD in ROOT with chroot, in a
-# private mount namespace with /dev, /proc and each BIND directory (at its
-# own path) mounted, in the current directory.  The mount points stay in
-# ROOT as empty directories: removing one that another build has mounted in
-# its namespace would detach that mount.
+# private mount namespace with /dev, /proc, an empty /tmp (the compiler's
+# and dkms's temporary files) and each BIND directory (at its own path)
+# mounted, in the current directory.  The mount points outside /tmp stay
+# in ROOT as empty directories: removing one that another build has
+# mounted in its namespace would detach that mount.
 _vm_env_run() {
 	local root=$1
 	shift
@@ -160,6 +169,7 @@ _vm_env_run() {
 		shift 2
 		mount --rbind /dev "$root/dev"
 		mount -t proc proc "$root/proc" 2>/dev/null || true
+		mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
 		while [[ $1 != -- ]]; do
 			mkdir -p "$root$1"
 			mount --bind "$1" "$root$1"
@@ -172,12 +182,11 @@ _vm_env_run() {
 	' _ "$root" "$PWD" "$@"
 }
 
-vm_kmake() {
-	local kver=$1 root a d cache
-	shift
-	root=$(vm_kbuild_env "$kver") || return 1
+vm_kbuild_in() {
+	local root=$1 kver=$2 a d cache
+	shift 2
 	if [[ -z $root ]]; then
-		make "$@"
+		"$@"
 		return
 	fi
 	cache=$(vm_cache_dir)
@@ -186,11 +195,20 @@ vm_kmake() {
 		d=${a#*=}
 		[[ $d == /* && -d $d ]] || continue
 		d=$(readlink -f "$d")
-		# never / or a directory above the root
+		# never / or a directory above the root, nor one of the root's
+		# own system (PREFIX=/usr names a place in it, not one to show)
 		[[ $d == / || $cache/ == "$d"/* ]] && continue
+		grep -qxF "$d" "$root"/var/lib/dpkg/info/*.list && continue
 		binds+=("$d")
 	done
-	_vm_env_run "$root" "${binds[@]}" -- make "$@"
+	_vm_env_run "$root" "${binds[@]}" -- "$@"
+}
+
+vm_kmake() {
+	local kver=$1 root
+	shift
+	root=$(vm_kbuild_env "$kver") || return 1
+	vm_kbuild_in "$root" "$kver" make "$@"
 }
 
 vm_buildenv_prune() {

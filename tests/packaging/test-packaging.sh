@@ -9,11 +9,20 @@
 # A second DKMS check sees the system as a DKMS user's is, with the
 # kernel's image and headers installed by apt: in a private mount namespace
 # (root; unshare and overlayfs), /usr shows the kernel's packages as
-# unpacked in the harness's cache over the host's own /usr, with a writable
-# layer on top.  There dkms builds against /lib/modules/<version>/build,
-# names the module as the kernel's own modules are (ext4dec.ko.xz on 6.12),
-# signs and installs it, and depmod finds it; nothing outside the namespace
-# changes (dkms's signing key goes to a private /var/lib/dkms).
+# unpacked in the harness's cache over the system's own /usr, with a
+# writable layer on top.  There dkms builds against
+# /lib/modules/<version>/build, names the module as the kernel's own
+# modules are (ext4dec.ko.xz on 6.12), signs and installs it, and depmod
+# finds it; nothing outside the namespace changes (dkms's signing key goes
+# to a private /var/lib/dkms).
+#
+# Everything that builds the module runs where the harness builds a
+# kernel's modules (scripts/lib/buildenv.sh): on the host for the kernels
+# of its release, and for those of newer suites in the cached root of
+# their release, a system that matches the kernel, with that release's
+# make, compiler, kmod and dkms.  There "the system" of the check above is
+# the root.  The tool is the host's build (the root has the kernel's
+# toolchain, not the tool's libraries); make install finds it built.
 #
 # Usage: tests/packaging/test-packaging.sh [SERIES...]
 #        (default: the "check" lines of tests/kernels)
@@ -32,17 +41,25 @@ trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
+# vm_kernel_for, vm_kernel_paths, vm_kbuild_env, vm_kbuild_in
+# shellcheck source=tests/vm/lib.sh
+. tests/vm/lib.sh
 
-# installed_kernel_possible ROOT KVER: can this host show ROOT's kernel as
-# installed?  Prints why not.
+# kb CMD...: CMD where the module of the kernel being tested builds (the
+# host, or $env_root)
+kb() { vm_kbuild_in "$env_root" "$kver" "$@"; }
+
+# installed_kernel_possible ROOT KVER SYS: can the system SYS ("" for
+# this host, or a build root) show ROOT's kernel as installed?  Prints why
+# not.
 installed_kernel_possible() {
-	local t
+	local t sys=${3:-} on=${3:-this host}
 	[[ $(id -u) -eq 0 ]] || { echo "needs root (a mount namespace)"; return 1; }
 	command -v unshare >/dev/null || { echo "no unshare (util-linux)"; return 1; }
-	[[ $(readlink /lib) == usr/lib ]] || { echo "/lib is not /usr/lib (merged /usr)"; return 1; }
-	[[ -d /var/lib/dkms ]] || { echo "no /var/lib/dkms"; return 1; }
+	[[ $(readlink "$sys/lib") == usr/lib ]] || { echo "/lib is not /usr/lib (merged /usr) on $on"; return 1; }
+	[[ -d $sys/var/lib/dkms ]] || { echo "no /var/lib/dkms on $on"; return 1; }
 	[[ -s $1/lib/modules/$2/modules.dep ]] || { echo "no modules.dep in $1"; return 1; }
-	[[ ! -e /lib/modules/$2 ]] || { echo "/lib/modules/$2 exists on this host"; return 1; }
+	[[ ! -e $sys/lib/modules/$2 ]] || { echo "/lib/modules/$2 exists on $on"; return 1; }
 	# the mounts with_installed_kernel makes, tried on scratch directories
 	t=$tmp/trial
 	mkdir -p "$t/lower" "$t/upper" "$t/work" "$t/merged" "$t/bind"
@@ -64,17 +81,17 @@ installed_suffix() {
 }
 
 # with_installed_kernel ROOT KVER WORK SRC VERSION NAME, in a private mount
-# namespace: /usr becomes the host's /usr under ROOT/usr (the headers and
-# kbuild) under a writable WORK/upper holding a copy of ROOT/lib/modules;
-# then dkms add, build, install; the module must be where depmod finds it,
-# named NAME, and go away with dkms remove.
+# namespace, on the host or in a build root: /usr becomes the system's
+# /usr under ROOT/usr (the headers and kbuild) under a writable WORK/upper
+# holding a copy of ROOT/lib/modules; then dkms add, build, install; the
+# module must be where depmod finds it, named NAME, and go away with dkms
+# remove.
 with_installed_kernel() {
 	local root=$1 kver=$2 work=$3 src=$4 version=$5 name=$6 found
 	set -e
 	mkdir -p "$work/upper/lib/modules" "$work/ovl" "$work/tree"
 	cp -a "$root/lib/modules/$kver" "$work/upper/lib/modules/"
 	ln -sfn "/usr/src/linux-headers-$kver" "$work/upper/lib/modules/$kver/build"
-	mount --make-rprivate /
 	mount -t overlay overlay -o "lowerdir=$root/usr:/usr,upperdir=$work/upper,workdir=$work/ovl" /usr
 	# dkms keeps its signing key (made on first use) in /var/lib/dkms
 	mkdir -p "$work/var-dkms"
@@ -106,19 +123,52 @@ check "man pages format cleanly" \
 check "dkms.conf names the version the module reports" \
 	grep -q "EXT4DEC_VERSION	\"$version\"" ext4dec/ext4dec.h
 
+# make_install DEST: the tool (built here), then make install into DEST
+make_install() {
+	[[ -z $env_root ]] || make tool >/dev/null || return 1
+	mkdir -p "$1"
+	kb make install DESTDIR="$1" PREFIX=/usr KDIR="$kdir" KVER="$kver"
+}
+
+# make_uninstall DEST: make uninstall leaves nothing of ours in DEST
+make_uninstall() {
+	kb make uninstall DESTDIR="$1" PREFIX=/usr KDIR="$kdir" KVER="$kver" >/dev/null || return 1
+	! find "$1" \( -type f -o -type l \) \( -name szip -o -name 'ext4dec*' -o -name szip.1 \) | grep .
+}
+
+# dkms_build SRC TREE: dkms add and build into private trees, for the
+# kernel's headers; a module for the kernel comes out
+dkms_build() {
+	local src=$1 tree=$2 ko
+	make install-dkms DESTDIR="$src" >/dev/null || return 1
+	mkdir -p "$tree"
+	kb dkms add -m ext4dec -v "$version" --sourcetree "$src/usr/src" --dkmstree "$tree" || return 1
+	kb dkms build -m ext4dec -v "$version" -k "$kver" --kernelsourcedir "$kdir" \
+		--sourcetree "$src/usr/src" --dkmstree "$tree" || return 1
+	ko=$(find "$tree/ext4dec/$version/$kver" -path '*/module/ext4dec.ko*' | head -n 1)
+	[[ -n $ko ]] || { echo "no ext4dec.ko* in $tree"; return 1; }
+	[[ $(modinfo -F vermagic "$ko") == "$kver "* ]]
+}
+
 for s in "${series[@]}"; do
-	kdir=$(tests/vm/run-vm.sh -k "$s" --print-kdir 2>"$tmp/kdir.err")
-	if [[ -z $kdir ]]; then
+	if ! kver=$(vm_kernel_for "$s" 2>"$tmp/kdir.err"); then
 		not_ok "$s: headers"
 		sed 's/^/# /' "$tmp/kdir.err"
 		continue
 	fi
-	kver=$(basename "$kdir")
-	kver=${kver#linux-headers-}
+	vm_kernel_paths "$kver"
+	kdir=$K_KDIR
+	# the kernel's packages, unpacked: <kroot>/usr and <kroot>/lib/modules
+	kroot=$K_ROOT
+	if ! env_root=$(vm_kbuild_env "$kver" 2>"$tmp/env.err"); then
+		not_ok "$s: the root $kver's modules build in"
+		sed 's/^/# /' "$tmp/env.err" | tail -n 20
+		continue
+	fi
+	[[ -z $env_root ]] || echo "# $s: $kver builds in $env_root"
 	dest=$tmp/dest-$kver
 
-	check "$s: make install (DESTDIR, PREFIX=/usr)" \
-		make install DESTDIR="$dest" PREFIX=/usr KDIR="$kdir" KVER="$kver"
+	check "$s: make install (DESTDIR, PREFIX=/usr)" make_install "$dest"
 	check "$s: installed tool, scripts, man pages, module and modules.dep" \
 		test -x "$dest/usr/bin/szip" -a -f "$dest/usr/share/man/man1/szip.1" \
 		-a -x "$dest/usr/sbin/ext4dec-compress" -a -x "$dest/usr/sbin/ext4dec-status" \
@@ -132,30 +182,19 @@ for s in "${series[@]}"; do
 			 [[ \$(modinfo -F license '$ko') == GPL ]] &&
 			 [[ \$(modinfo -F vermagic '$ko') == '$kver '* ]] &&
 			 modinfo -F parm '$ko' | grep -q '^workspaces:.*per possible CPU'"
-	check "$s: make uninstall removes what install put there" \
-		bash -c "make uninstall DESTDIR='$dest' PREFIX=/usr KDIR='$kdir' KVER='$kver' >/dev/null &&
-			 ! find '$dest' \\( -type f -o -type l \\) \\( -name szip -o -name 'ext4dec*' -o -name szip.1 \\) | grep -q ."
+	check "$s: make uninstall removes what install put there" make_uninstall "$dest"
 
-	if ! command -v dkms >/dev/null; then
-		skip "$s: dkms add + build" "dkms not installed"
+	if ! kb sh -c 'command -v dkms' >/dev/null 2>&1; then
+		skip "$s: dkms add + build" "dkms not installed${env_root:+ in $env_root}"
 		continue
 	fi
 	# DKMS compresses the module (ext4dec.ko.xz, .zst, .gz) when the
 	# kernel's own modules are, which it learns from modules.dep in
 	# /lib/modules/<version>: on a host with the kernel installed
-	src=$tmp/dkms-src-$kver tree=$tmp/dkms-tree-$kver
-	mkdir -p "$tree"
-	check "$s: dkms add + build" bash -c "
-		make install-dkms DESTDIR='$src' >/dev/null &&
-		dkms add -m ext4dec -v '$version' --sourcetree '$src/usr/src' --dkmstree '$tree' &&
-		dkms build -m ext4dec -v '$version' -k '$kver' --kernelsourcedir '$kdir' \
-			--sourcetree '$src/usr/src' --dkmstree '$tree' &&
-		ko=\$(ls '$tree/ext4dec/$version/$kver/x86_64/module/'ext4dec.ko* | head -n 1) &&
-		[[ \$(modinfo -F vermagic \"\$ko\") == '$kver '* ]]"
+	src=$tmp/dkms-src-$kver
+	check "$s: dkms add + build" dkms_build "$src" "$tmp/dkms-tree-$kver"
 
-	# the kernel's packages, unpacked: <root>/usr and <root>/lib/modules
-	kroot=${kdir%/usr/src/*}
-	if ! why=$(installed_kernel_possible "$kroot" "$kver"); then
+	if ! why=$(installed_kernel_possible "$kroot" "$kver" "$env_root"); then
 		if [[ ${CI:-} == true ]]; then
 			# CI runs as root on a host that can: not being able is a failure
 			not_ok "$s: dkms install with the kernel installed"
@@ -166,9 +205,15 @@ for s in "${series[@]}"; do
 		continue
 	fi
 	name=$(installed_suffix "$kroot" "$kver")
+	work=$tmp/installed-$kver
+	mkdir -p "$work"
+	# a private mount namespace: its own, or the build root's
+	ns=(unshare -m --propagation private)
+	[[ -z $env_root ]] || ns=(kb)
+	# shellcheck disable=SC2016 # expanded by the inner bash
 	check "$s: dkms install with the kernel installed: $name, found by depmod" \
-		unshare -m bash -c "$(declare -f with_installed_kernel)
-			with_installed_kernel '$kroot' '$kver' '$tmp/installed-$kver' '$src' '$version' '$name'"
+		"${ns[@]}" bash -c "$(declare -f with_installed_kernel)"'
+			with_installed_kernel "$@"' _ "$kroot" "$kver" "$work" "$src" "$version" "$name"
 done
 
 tap_plan
