@@ -13,19 +13,19 @@
 #   vm    tests/vm/selftests.sh     the module's selftests in QEMU, per kernel
 #         (the --kernels, then the --debug-kernels: KASAN/lockdep builds)
 #   stress tests/vm/stress.sh      hostile files, concurrency stress and
-#         fault injection in QEMU, on the --debug-kernels and the last of
+#         fault injection in QEMU, on the --debug-kernels and every one of
 #         the --kernels
 #   libxul tests/vm/firefox-demo.sh --quick   Firefox's libxul.so converted
-#         in place in a Debian image and loaded by Firefox, in QEMU on the
-#         last of the --kernels
+#         in place in a Debian image and loaded by Firefox, in QEMU on each
+#         of the --kernels
 # and print a closing "N passed, N failed" line over all of them.
 #
 # Two tiers.  --tier=check (make check, what CI runs) is the above, with
 # the stress suite cut down on the debug kernel (tests/vm/stress.sh).
 # --tier=full (make check-full) runs every suite whole: the stress suite
-# uncut on the debug kernel and on every one of the --kernels, the fuzzer
-# for 300 s, and the whole Firefox demo (screenshots before and after;
-# suite "firefox") after the libxul check.
+# uncut on the debug kernel too, the fuzzer for 300 s, and the whole
+# Firefox demo (screenshots before and after; suite "firefox") after the
+# libxul checks.
 #
 # Options: --tier=check|full, --fuzz-seconds=N (default 45, 300 in the
 # full tier), --vectors=DIR (default ../shared/vectors/szip next to the
@@ -67,14 +67,13 @@ for k in $kernels; do
 		last_kernel=$k
 	fi
 done
+# shellcheck disable=SC2206 # lists of kernel series
+stress_args=($debug_kernels $kernels)
 if [[ $tier == full ]]; then
 	fuzz_seconds=${fuzz_seconds:-300}
-	# shellcheck disable=SC2206 # lists of kernel series
-	stress_args=(--full $debug_kernels $kernels)
+	stress_args=(--full "${stress_args[@]}")
 else
 	fuzz_seconds=${fuzz_seconds:-45}
-	# shellcheck disable=SC2206
-	stress_args=($debug_kernels "$last_kernel")
 fi
 echo "# tier: $tier"
 pass=0 fail=0 skip=0
@@ -132,7 +131,9 @@ if [[ $host_only -eq 0 ]]; then
 	# shellcheck disable=SC2086
 	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
 	run_suite stress tests/vm/stress.sh "${stress_args[@]}"
-	run_suite libxul tests/vm/firefox-demo.sh --quick -k "$last_kernel"
+	for k in $kernels; do
+		run_suite libxul tests/vm/firefox-demo.sh --quick -k "$k"
+	done
 	if [[ $tier == full ]]; then
 		run_suite firefox tests/vm/firefox-demo.sh -k "$last_kernel"
 	fi
