@@ -715,6 +715,25 @@ vm_pack_cpio() {
 
 # --- QEMU ------------------------------------------------------------------------
 
+# vm_tcg_thread: QEMU's TCG threads for the kernel $K_VMLINUZ, "multi" (a
+# host thread per vCPU) or "single" (the vCPUs take turns on one).  7.x
+# kernels run on one: under multi-threaded TCG (QEMU 7.2) one boot in
+# about twelve of 7.3.4 died of an "Oops: int3" where a static key had
+# just been patched (sched_clock_cpu+0x9, right after "sched_clock:
+# Marking stable"): a vCPU ran the breakpoint of a text patch after the
+# patching CPU had finished it, which a real CPU does not.
+# EXT4DEC_VM_TCG_THREAD overrides it.
+vm_tcg_thread() {
+	local v=${K_VMLINUZ##*/vmlinuz-}
+	if [[ -n ${EXT4DEC_VM_TCG_THREAD:-} ]]; then
+		echo "$EXT4DEC_VM_TCG_THREAD"
+	elif [[ ${v%%.*} =~ ^[0-9]+$ && ${v%%.*} -ge 7 ]]; then
+		echo single
+	else
+		echo multi
+	fi
+}
+
 # vm_accel: set VM_ACCEL (QEMU options: TCG, or KVM if EXT4DEC_KVM=1; the
 # CPU model EXT4DEC_VM_CPU, default max or host) and VM_ACCEL_NAME (TCG or KVM).
 # shellcheck disable=SC2034 # the VM_* globals are used by the callers
@@ -722,7 +741,8 @@ vm_accel() {
 	if [[ ${EXT4DEC_KVM:-0} == 1 ]]; then
 		VM_ACCEL=(-accel kvm -cpu "${EXT4DEC_VM_CPU:-host}") VM_ACCEL_NAME=KVM
 	else
-		VM_ACCEL=(-accel "tcg,thread=multi$(vm_tcg_opts)" -cpu "${EXT4DEC_VM_CPU:-max}") VM_ACCEL_NAME=TCG
+		VM_ACCEL=(-accel "tcg,thread=$(vm_tcg_thread)$(vm_tcg_opts)"
+			-cpu "${EXT4DEC_VM_CPU:-max}") VM_ACCEL_NAME=TCG
 	fi
 }
 
