@@ -5,8 +5,8 @@
  *
  * readahead() is readahead.c's.  read_folio() serves the chunks of one
  * folio synchronously; a folio within a chunk fills the chunk's other
- * folios that it can lock without waiting.  Nothing is ever dirty: write access is denied while
- * the inode is active.
+ * folios that it can lock without waiting.  Nothing is ever dirty: write
+ * access is denied while the inode is active.
  *
  * Context: process, called with folios locked, possibly under the
  * mapping's invalidate lock; allocations are GFP_NOFS through
@@ -58,35 +58,36 @@ static void ext4dec_fill_neighbours(struct ext4dec_inode *ei, u32 chunk, const u
 }
 
 /*
- * Read the compressed bytes of @chunk alone, kept by an earlier miss or
- * from the disk, into @rb.
+ * Read the compressed bytes of chunks @first to @last into @rb, with one
+ * read, or take those an earlier miss kept of a chunk alone.
  */
-static int ext4dec_read_one(struct ext4dec_inode *ei, u32 chunk,
-			    struct ext4dec_raw_buf *rb)
+static int ext4dec_read_chunks(struct ext4dec_inode *ei, u32 first, u32 last,
+			       struct ext4dec_raw_buf *rb)
 {
-	struct ext4dec_cached *kept = ext4dec_cache_take(ei, chunk);
+	struct ext4dec_cached *kept = first == last ? ext4dec_cache_take(ei, first) : NULL;
+	loff_t pos = szip_chunk_offset(&ei->sf, first);
 	int err;
 
 	if (kept) {
-		ext4dec_raw_buf_kept(ei, chunk, kept, rb);
+		ext4dec_raw_buf_kept(ei, first, kept, rb);
 		return 0;
 	}
-	err = ext4dec_raw_buf_alloc(ei, szip_chunk_offset(&ei->sf, chunk),
-				    szip_chunk_clen(&ei->sf, chunk), false, rb);
+	err = ext4dec_raw_buf_alloc(ei, pos, szip_chunk_offset(&ei->sf, last) +
+				    szip_chunk_clen(&ei->sf, last) - pos, false, rb);
 	if (err)
 		return err;
 	err = ext4dec_raw_read_sync(ei, rb);
 	if (err) {
-		ext4dec_chunk_error(ei, chunk, "cannot read compressed data");
+		ext4dec_chunk_error(ei, first, "cannot read compressed data");
 		ext4dec_raw_buf_free(rb);
 	}
 	return err;
 }
 
 /*
- * Read the chunks that @folio holds, one at a time, synchronously, inflate
- * them and fill @folio; a folio within one chunk also fills the chunk's
- * other folios that can be locked without waiting.
+ * Read the chunks that @folio holds, synchronously, with one read,
+ * inflate them and fill @folio; a folio within one chunk also fills the
+ * chunk's other folios that can be locked without waiting.
  */
 static int ext4dec_read_folio(struct file *file, struct folio *folio)
 {
@@ -94,9 +95,11 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 	loff_t pos = folio_pos(folio), end = pos + folio_size(folio);
 	struct ext4dec_raw_buf rb;
 	struct ext4dec_fill f;
+	struct ext4dec_ws *ws;
 	unsigned int nofs;
-	u32 chunk, last;
-	int err = 0;
+	u32 chunk, first, last;
+	bool ok;
+	int err;
 
 	if (!ei) {
 		folio_unlock(folio);
@@ -109,26 +112,30 @@ static int ext4dec_read_folio(struct file *file, struct folio *folio)
 		return -EIO;
 	}
 	ext4dec_fill_init(&f, &folio, 1);
-	last = min_t(u64, (end - 1) / ei->sf.info.chunk_size, ei->sf.info.nr_chunks - 1);
+	first = pos / ei->sf.info.chunk_size;
+	last = ext4dec_folio_last_chunk(ei, folio);
 	nofs = memalloc_nofs_save();
-	for (chunk = pos / ei->sf.info.chunk_size; !err && chunk <= last; chunk++) {
-		struct ext4dec_ws *ws;
-		const u8 *in;
+	err = ext4dec_read_chunks(ei, first, last, &rb);
+	if (err)
+		goto out;
+	ws = ext4dec_ws_get();
+	for (chunk = first; chunk <= last; chunk++) {
+		const u8 *in = ext4dec_raw_buf_at(&rb, szip_chunk_offset(&ei->sf, chunk));
 
-		err = ext4dec_read_one(ei, chunk, &rb);
-		if (err)
-			break;
-		in = ext4dec_raw_buf_at(&rb, szip_chunk_offset(&ei->sf, chunk));
-		ws = ext4dec_ws_get();
-		err = ext4dec_decode_chunk(ei, ws, chunk, in, ws->out);
-		ext4dec_fill_chunk(ei, chunk, err ? NULL : ws->out, &f);
-		if (!err && pos / ei->sf.info.chunk_size == last)
+		/* the neighbours of a folio within a chunk are filled from ws->out */
+		if (first < last && ext4dec_inflate_in_place(ei, ws, chunk, in, &f))
+			continue;
+		ok = !ext4dec_decode_chunk(ei, ws, chunk, in, ws->out);
+		ext4dec_fill_chunk(ei, chunk, ok ? ws->out : NULL, &f);
+		if (ok && first == last)
 			ext4dec_fill_neighbours(ei, chunk, ws->out, pos, end);
-		ext4dec_ws_put(ws);
-		ext4dec_raw_buf_free(&rb);
 	}
+	ext4dec_ws_put(ws);
+	ext4dec_raw_buf_free(&rb);
+	err = f.nr_failed ? -EIO : 0;
+out:
 	if (f.folio < f.end)
-		folio_unlock(folio);	/* a chunk before its last failed */
+		folio_unlock(folio);	/* not reached its last chunk */
 	memalloc_nofs_restore(nofs);
 	ext4dec_put(ei);
 	if (err && err != -ENOMEM)

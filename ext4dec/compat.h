@@ -194,11 +194,14 @@ static inline int ext4dec_iomap_begin(const struct iomap_ops *ops,
  * AS_FOLIO_ORDER_*, since 6.11; before, a single bit that ext4 never
  * set).  ext4dec_mapping_limit_folios() caps the largest at @max_order,
  * never below the mapping's smallest (a block larger than a page), and
- * returns what was set for ext4dec_mapping_restore_folios().  Called with
- * the page cache empty and the invalidate lock held, as ext4 itself changes
- * them when it switches an inode's data journaling; the flags' other bits
- * are not written concurrently then: writes are denied and writeback is
- * done.
+ * returns what was set for ext4dec_mapping_restore_folios(), which
+ * writes only if the range changed.  Called with the page cache empty and
+ * the invalidate lock held, as ext4 itself changes them when it switches
+ * an inode's data journaling; the flags' other bits are not written
+ * concurrently then: writes are denied and writeback is done.  The cap
+ * is not an invariant: a reader that read the mapping's largest order
+ * before activation took the invalidate lock may still add a larger
+ * folio, which the read path fills like any other.
  */
 #ifdef AS_FOLIO_ORDER_MAX_MASK
 static inline unsigned long ext4dec_mapping_limit_folios(struct address_space *m,
@@ -207,15 +210,16 @@ static inline unsigned long ext4dec_mapping_limit_folios(struct address_space *m
 	unsigned long saved = m->flags & AS_FOLIO_ORDER_MASK;
 	unsigned int min_order = mapping_min_folio_order(m);
 
-	mapping_set_folio_order_range(m, min_order,
-				      min(mapping_max_folio_order(m), max(min_order, max_order)));
+	/* not below the smallest: mapping_set_folio_order_range() sees to it */
+	mapping_set_folio_order_range(m, min_order, min(mapping_max_folio_order(m), max_order));
 	return saved;
 }
 
 static inline void ext4dec_mapping_restore_folios(struct address_space *m,
 						  unsigned long saved)
 {
-	m->flags = (m->flags & ~AS_FOLIO_ORDER_MASK) | saved;
+	if ((m->flags & AS_FOLIO_ORDER_MASK) != saved)
+		m->flags = (m->flags & ~AS_FOLIO_ORDER_MASK) | saved;
 }
 #else
 static inline unsigned long ext4dec_mapping_limit_folios(struct address_space *m,

@@ -42,6 +42,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/pagemap.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/sizes.h>
@@ -355,6 +356,14 @@ static inline loff_t ext4dec_chunk_pos(const struct ext4dec_inode *ei,
 	return (loff_t)chunk * ei->sf.info.chunk_size;
 }
 
+/* The last chunk that @folio holds part of */
+static inline u32 ext4dec_folio_last_chunk(const struct ext4dec_inode *ei,
+					   struct folio *folio)
+{
+	return min_t(u64, (folio_pos(folio) + folio_size(folio) - 1) / ei->sf.info.chunk_size,
+		     ei->sf.info.nr_chunks - 1);
+}
+
 void ext4dec_chunk_error(struct ext4dec_inode *ei, u32 chunk,
 			 const char *what);
 int ext4dec_decode_chunk(struct ext4dec_inode *ei, struct ext4dec_ws *ws,
@@ -366,11 +375,13 @@ int ext4dec_decode_chunk(struct ext4dec_inode *ei, struct ext4dec_ws *ws,
  * @end: the end of the array
  * @failed: a chunk of *@folio failed: it is unlocked, not uptodate, when
  *	its last chunk is done
+ * @nr_failed: folios done that way
  */
 struct ext4dec_fill {
 	struct folio **folio;
 	struct folio **end;
 	bool failed;
+	unsigned int nr_failed;
 };
 
 static inline void ext4dec_fill_init(struct ext4dec_fill *f, struct folio **folio,

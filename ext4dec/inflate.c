@@ -120,10 +120,12 @@ static void ext4dec_fill_span(struct ext4dec_inode *ei, u32 chunk, const u8 *out
 					    min(folio_end, end), out, start, data_end);
 		if (folio_end > end)
 			break;	/* the rest of it is the next chunk's */
-		if (f->failed)
+		if (f->failed) {
 			folio_unlock(folio);	/* not uptodate: read_folio() */
-		else
+			f->nr_failed++;
+		} else {
 			ext4dec_folio_done(folio);
+		}
 		f->failed = false;
 	}
 }

@@ -211,14 +211,6 @@ static void ext4dec_ra_keep_ahead(struct ra_req *req, u32 first, u32 last)
 	}
 }
 
-/* The last chunk that @folio holds part of */
-static u32 ext4dec_folio_last_chunk(const struct ext4dec_inode *ei,
-				    struct folio *folio)
-{
-	return min_t(u64, (folio_pos(folio) + folio_size(folio) - 1) / ei->sf.info.chunk_size,
-		     ei->sf.info.nr_chunks - 1);
-}
-
 /*
  * Allocate a request for chunks @first to @last, take their folios from
  * @rac, starting with *@folio (the next one is left in *@folio), cut it
@@ -236,15 +228,15 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 					   u32 per, struct completion *wait)
 {
 	/* every folio starts in the chunks, at a page of its own */
-	unsigned int i, max = DIV_ROUND_UP((last - first + 1) * ei->sf.info.chunk_size,
-					   PAGE_SIZE);
+	size_t max_folios = DIV_ROUND_UP((u64)(last - first + 1) * ei->sf.info.chunk_size,
+					 PAGE_SIZE);
 	loff_t raw = szip_chunk_offset(&ei->sf, first);
 	loff_t stop = min_t(loff_t, ext4dec_chunk_pos(ei, last + 1), ei->sf.info.size);
 	struct ra_batch *b = NULL;
-	unsigned int taken = 0;
 	struct ra_req *req;
+	unsigned int i;
 
-	req = kmalloc(struct_size(req, folios, max), GFP_KERNEL | __GFP_NOWARN);
+	req = kmalloc(struct_size(req, folios, max_folios), GFP_KERNEL | __GFP_NOWARN);
 	if (!req)
 		goto nomem;
 	req->batch = kmalloc_array(DIV_ROUND_UP(last - first + 1, per),
@@ -253,7 +245,7 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 		goto nomem_req;
 	req->nr_folios = 0;
 	req->nr_batches = 0;
-	while (*folio && folio_pos(*folio) < stop && req->nr_folios < max) {
+	while (*folio && folio_pos(*folio) < stop && req->nr_folios < max_folios) {
 		u32 c = folio_pos(*folio) / ei->sf.info.chunk_size;
 
 		if (!b || c > b->last) {
@@ -270,6 +262,8 @@ static struct ra_req *ext4dec_ra_req_start(struct ext4dec_inode *ei,
 		req->folios[req->nr_folios++] = *folio;
 		*folio = readahead_folio(rac);
 	}
+	if (WARN_ON_ONCE(!b))
+		goto no_folio;
 	last = max(last, b->last);
 	if (kept && last > first) {
 		/* a folio holds more than the kept chunk: read them all */
@@ -301,15 +295,19 @@ nomem_folios:
 	/* not a chunk error: read_folio() retries them */
 	for (i = 0; i < req->nr_folios; i++)
 		folio_unlock(req->folios[i]);
-	taken = req->nr_folios;
-nomem_req:
 	kfree(req->batch);
 	kfree(req);
+	ext4dec_cache_free(kept);
+	return NULL;
+
+no_folio:
+	kfree(req->batch);
+nomem_req:
+	kfree(req);
 nomem:
-	if (!taken) {
-		folio_unlock(*folio);
-		*folio = readahead_folio(rac);
-	}
+	/* the folio the request was to start with */
+	folio_unlock(*folio);
+	*folio = readahead_folio(rac);
 	ext4dec_cache_free(kept);
 	return NULL;
 }

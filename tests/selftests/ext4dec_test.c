@@ -1168,12 +1168,12 @@ static bool ext4_large_folios(void)
 }
 
 /*
- * @name, cold, equals @orig (@len bytes) when read from the middle of a
- * folio first (a readahead window that starts mid-folio), then whole with
- * read(), then mapped, backwards; past EOF its last page reads as zeros.
+ * @name, cold, equals @orig (@len bytes, the file @orig_name) when read
+ * from the middle of a chunk first, then whole with read(), then mapped,
+ * backwards; past EOF its last page reads as zeros.
  */
 static void cold_reads_compare(struct __test_metadata *_metadata, const char *name,
-			       const unsigned char *orig, size_t len)
+			       const char *orig_name, const unsigned char *orig, size_t len)
 {
 	size_t mid = 3 * 16384 + 8192 + 100, p;
 	unsigned char buf[300];
@@ -1185,7 +1185,7 @@ static void cold_reads_compare(struct __test_metadata *_metadata, const char *na
 	ASSERT_LE(0, fd) TH_LOG("open %s", name);
 	ASSERT_EQ((ssize_t)sizeof(buf), pread(fd, buf, sizeof(buf), mid));
 	EXPECT_EQ(0, memcmp(buf, orig + mid, sizeof(buf))) TH_LOG("%s: mid-folio", name);
-	EXPECT_TRUE(same_stream(path("orig"), name)) TH_LOG("%s: read()", name);
+	EXPECT_TRUE(same_stream(orig_name, name)) TH_LOG("%s: read()", name);
 	m = mmap(NULL, (len + 4095) & ~4095UL, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, m);
 	close(fd);
@@ -1216,13 +1216,15 @@ TEST_F_TIMEOUT(ext4dec, large_folios_within_chunks, SLOWER)
 	size_t orig_len, i;
 	unsigned char *orig = read_all(path("orig"), &orig_len);
 	struct folio_layout l;
+	unsigned char buf[300];
+	int fd;
 
 	ASSERT_NE(NULL, orig);
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		const char *name = path(files[i].name);
 		long csize = files[i].csize;
 
-		cold_reads_compare(_metadata, name, orig, orig_len);
+		cold_reads_compare(_metadata, name, path("orig"), orig, orig_len);
 		ASSERT_EQ(0, folio_layout(name, orig_len, csize, &l));
 		diag("%s: largest folio %ld pages, %ld large", files[i].name,
 		     l.largest, l.large);
@@ -1234,6 +1236,17 @@ TEST_F_TIMEOUT(ext4dec, large_folios_within_chunks, SLOWER)
 		if (ext4_large_folios() && csize >= 16384) {
 			EXPECT_LT(0, l.large) TH_LOG("%s: no large folio", files[i].name);
 		}
+		/* chunk 3 dropped from a warm cache, read again from its middle */
+		fd = open(name, O_RDONLY);
+		ASSERT_LE(0, fd);
+		posix_fadvise(fd, 3 * csize, csize, POSIX_FADV_DONTNEED);
+		ASSERT_EQ((ssize_t)sizeof(buf),
+			  pread(fd, buf, sizeof(buf), 3 * csize + csize / 2 + 100));
+		close(fd);
+		EXPECT_EQ(0, memcmp(buf, orig + 3 * csize + csize / 2 + 100, sizeof(buf))) {
+			TH_LOG("%s: the middle of a dropped chunk", files[i].name);
+		}
+		EXPECT_TRUE(same_stream(path("orig"), name)) TH_LOG("%s: read again", files[i].name);
 	}
 	free(orig);
 }
@@ -1256,7 +1269,7 @@ TEST_F_TIMEOUT(ext4dec, large_folios_split_then_reread, SLOWER)
 		run("mount -t debugfs none /sys/kernel/debug 2>/dev/null");
 	if (access(split, W_OK))
 		SKIP(free(orig); return, "no %s (debugfs, THP)", split);
-	cold_reads_compare(_metadata, path("c32k"), orig, orig_len);
+	cold_reads_compare(_metadata, path("c32k"), path("orig"), orig, orig_len);
 	ASSERT_EQ(0, folio_layout(path("c32k"), orig_len, 32768, &before));
 	/* in pages: all of the file, into single pages */
 	ASSERT_EQ(0, run("echo '%s,0x0,0x%zx' > %s", path("c32k"), orig_len / 4096 + 1, split));
@@ -1282,8 +1295,9 @@ TEST_F_TIMEOUT(ext4dec, large_folios_split_then_reread, SLOWER)
  * A folio larger than a chunk, where the file system's blocks make the
  * page cache's folios at least 16 KiB: 4 KiB chunks and 12 KiB chunks
  * (which straddle folios) read back right, read, mapped and from the
- * middle of a folio, and a corrupt chunk fails the folio that holds it,
- * no more.  Skipped where ext4 takes no block larger than a page.
+ * middle of a folio, as does a file whose EOF folio has pages wholly past
+ * EOF, and a corrupt chunk, first or last in its folio, fails the folio
+ * that holds it, no more.  Skipped where ext4 takes no block larger than a page.
  */
 TEST_F_TIMEOUT(ext4dec, large_folios_span_chunks, SLOWER)
 {
@@ -1293,7 +1307,6 @@ TEST_F_TIMEOUT(ext4dec, large_folios_span_chunks, SLOWER)
 	unsigned char *orig = read_all(path("orig"), &orig_len);
 	unsigned char *b, buf[4096];
 	struct folio_layout l;
-	uint32_t off5, off6;
 	int err, fd;
 
 	ASSERT_NE(NULL, orig);
@@ -1307,20 +1320,29 @@ TEST_F_TIMEOUT(ext4dec, large_folios_span_chunks, SLOWER)
 		snprintf(name, sizeof(name), LBS_MNT "/c%zu", i);
 		err = make_compressed(path("orig"), name, opts[i]);
 		ASSERT_EQ(0, err) TH_LOG("%s: %s", opts[i], strerror(err));
-		cold_reads_compare(_metadata, name, orig, orig_len);
+		cold_reads_compare(_metadata, name, path("orig"), orig, orig_len);
 		ASSERT_EQ(0, folio_layout(name, orig_len, i ? 12288 : 4096, &l));
 		diag("%s: largest folio %ld pages, %ld crossing chunks", opts[i],
 		     l.largest, l.crossing);
 		EXPECT_LE(4, l.largest);
 		EXPECT_LT(0, l.crossing);
 	}
-	/* the middle of chunk 5's compressed data garbled, 4 KiB chunks */
+	/* EOF 100 bytes into a 16 KiB folio: three pages wholly past it */
+	ASSERT_EQ(0, write_file(LBS_MNT "/eof.orig", orig, 3 * MiB + 100, false));
+	err = make_compressed(LBS_MNT "/eof.orig", LBS_MNT "/eof", "--chunk-size=4096");
+	ASSERT_EQ(0, err) TH_LOG("eof: %s", strerror(err));
+	cold_reads_compare(_metadata, LBS_MNT "/eof", LBS_MNT "/eof.orig", orig, 3 * MiB + 100);
+	/* chunks 4 and 11 garbled: the first chunk of a folio, the last of the next */
 	ASSERT_EQ(0, run("szip -qc --chunk-size=4096 '%s' > " LBS_MNT "/bad", path("orig")));
 	b = read_all(LBS_MNT "/bad", &i);
 	ASSERT_NE(NULL, b);
-	memcpy(&off5, b + 20 + 4 * 5, 4);
-	memcpy(&off6, b + 20 + 4 * 6, 4);
-	memset(b + (off5 + off6) / 2, 0x55, 8);
+	for (page = 4; page <= 11; page += 7) {
+		uint32_t from, to;
+
+		memcpy(&from, b + 20 + 4 * page, 4);
+		memcpy(&to, b + 20 + 4 * (page + 1), 4);
+		memset(b + (from + to) / 2, 0x55, 8);
+	}
 	ASSERT_EQ(0, write_file(LBS_MNT "/bad", b, i, false));
 	free(b);
 	err = change_flags(LBS_MNT "/bad", FS_COMPR_FL, 0);
@@ -1328,11 +1350,11 @@ TEST_F_TIMEOUT(ext4dec, large_folios_span_chunks, SLOWER)
 	drop_caches();
 	fd = open(LBS_MNT "/bad", O_RDONLY);
 	ASSERT_LE(0, fd);
-	for (page = 0; page < 12; page++) {
+	for (page = 0; page < 16; page++) {
 		ssize_t r = pread(fd, buf, 4096, page * 4096);
 
-		/* the 16 KiB folio of chunk 5: chunks 4 to 7 */
-		if (page / 4 == 1) {
+		/* the 16 KiB folios of chunks 4 and 11: chunks 4 to 11 */
+		if (page >= 4 && page <= 11) {
 			EXPECT_EQ(EIO, errno_of(r)) TH_LOG("page %zu read %zd", page, r);
 		} else {
 			EXPECT_TRUE(r == 4096 && !memcmp(buf, orig + page * 4096, 4096)) {
