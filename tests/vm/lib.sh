@@ -240,7 +240,7 @@ vm_resolve_kernel() {
 		# Exact ABI name: the host's lists, then the newer suites' for
 		# a series newer than the host's.
 		sets=''
-		if _vm_newer_than_host "$(sed 's/^\([0-9]\+\.[0-9]\+\).*/\1/' <<<"$spec")"; then
+		if [[ $spec =~ ^([0-9]+\.[0-9]+) ]] && _vm_newer_than_host "${BASH_REMATCH[1]}"; then
 			sets=$EXT4DEC_APT_SETS
 		fi
 		for set in '' $sets; do
