@@ -10,7 +10,11 @@
 #
 # Usage: scripts/build-debug-kernel.sh [options]
 #
-#       --series S      linux-source series (default 6.1)
+#       --series S      linux-source series: "6.1", "7.3", or "newest" (the
+#                       series of the newest Debian cloud kernel of the newer
+#                       suites, tests/vm/lib.sh, resolved now); default
+#                       newest: the debug lane covers the newest line (its
+#                       build fits the CI budget; see default_series below)
 #       --fragment FILE extra Kconfig fragment applied after the built-in one
 #                       (repeatable; part of the cache key)
 #   -j, --jobs N        parallel make jobs (default: nproc)
@@ -30,14 +34,25 @@
 # olddefconfig or the build stops (a missing dependency would otherwise
 # silently drop, say, KASAN).  The trim list ("is not set" lines) removes
 # hardware and subsystems the QEMU guest does not have; what Kconfig
-# re-selects anyway is only reported.
+# re-selects anyway is only reported.  Symbols later kernels renamed or
+# dropped are mapped by compat() below, for the series that need it.
+#
+# Where it builds: a series of the host's release (6.1 on bookworm) from
+# the installed linux-source-<series> with the host's toolchain; a newer
+# series (7.3 from trixie-backports) from the linux-source-<series> .deb
+# of the newer suites (downloaded with the private apt configuration of
+# tests/vm/lib.sh, never installed) in a cached root of that release with
+# its gcc and the kernel's build tools (scripts/lib/buildenv.sh); modules
+# for it build in that root too (tests/vm/kmake.sh, run-vm.sh).
 #
 # Cache ($EXT4DEC_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/ext4dec):
 #   kernels-debug/<version>-<hash>/      one build; <version> is the
-#       installed linux-source-<series> package version, <hash> covers the
-#       series, that version, gcc's major version, the fragments and the
-#       recipe number below (not the rest of this script: editing it costs
-#       no rebuild).  Same key = cache hit, nothing is rebuilt.
+#       linux-source-<series> package version, <hash> covers the series,
+#       that version, gcc's major version (a newer series: its build
+#       root's key, which covers the versions of gcc and the rest), the
+#       fragments, the compat() lines applied and the recipe number below
+#       (not the rest of this script: editing it costs no rebuild).  Same
+#       key = cache hit, nothing is rebuilt.
 #     src/        the unpacked source, built in place: it is also the tree
 #                 for out-of-tree modules (make -C src M=<dir> modules)
 #     root/boot/vmlinuz-<kver>, config-<kver>, System.map-<kver>
@@ -53,9 +68,12 @@
 # never load into another.
 #
 # An interrupted build resumes in the same directory (make is incremental).
-# Installs missing host packages with apt-get (as root or through sudo):
+# For a series of the host's release, installs missing host packages with
+# apt-get (as root or through sudo):
 #   linux-source-<series> build-essential bc bison flex libelf-dev
 #   libssl-dev dwarves cpio kmod rsync xz-utils
+# A newer series installs nothing: its root has gcc and the same tools
+# (tool_pkgs below).
 #
 # Exit status: 0 ok, 1 build failure, 2 usage error, 3 not cached and
 # building was not allowed.
@@ -71,6 +89,37 @@ here=$(dirname "$self")
 # targets, how the configuration is merged) changes the kernel built; the
 # cache key covers it, not the rest of this script.
 recipe=1
+
+# The series of "-k debug", the debug lane of make check: the newest line.
+# Its build takes 760 s of CPU with -j2 (7.3.4; 6.1: 580 s) and adds about
+# three minutes to a fresh CI run of about 25, within the budget of 90;
+# --series 6.1 still builds the older one.
+default_series=newest
+
+# The packages a kernel build needs in the root of a newer series (besides
+# those of every root, scripts/lib/buildenv.sh): the release's gcc (gcc-14
+# in trixie, what Debian builds its kernels with) and kbuild's tools.
+tool_pkgs=(gcc bc bison flex libelf-dev libssl-dev dwarves cpio kmod)
+
+# compat: the fragment's symbols that later kernels renamed, dropped or
+# no longer offer.  "SYMBOL SINCE NEW": from series SINCE on, the
+# fragment's lines of CONFIG_SYMBOL are about CONFIG_NEW instead ("-":
+# dropped; the comment says why that loses nothing).  The lines that
+# apply to a series are part of the cache key; NEW is checked against the
+# tree's Kconfig, and the fragment's usual check (every CONFIG_ line
+# survives olddefconfig) covers the result.
+compat() {
+	cat <<'COMPAT'
+# UBSAN instruments the whole kernel whenever it is on
+UBSAN_SANITIZE_ALL	6.9	-
+# crc32c() is part of lib/crc's CRC32, which ext4 selects
+LIBCRC32C	6.15	CRC32
+# x86 has lazy preemption: VOLUNTARY (and NONE) remain for the
+# architectures without it; Debian's 7.x cloud kernels are PREEMPT_LAZY
+# (with PREEMPT_DYNAMIC, as before)
+PREEMPT_VOLUNTARY	7.0	PREEMPT_LAZY
+COMPAT
+}
 
 # fragment: the Kconfig fragment of the debug kernel.
 fragment() {
@@ -305,6 +354,16 @@ CONFIG_FORTIFY_SOURCE=y
 FRAGMENT
 }
 
+# compat_for SERIES: the compat() lines that apply to SERIES (comments out)
+compat_for() {
+	local sym since new
+	while read -r sym since new; do
+		[[ -n $sym && $sym != \#* ]] || continue
+		dpkg --compare-versions "$1" ge "$since" && printf '%s %s\n' "$sym" "$new"
+	done < <(compat | sed 's/[[:space:]]*#.*//')
+	return 0
+}
+
 # The whole script is one function, so bash parses all of it before running
 # anything: editing this file during a (long) build does not break the build.
 main() {
@@ -319,7 +378,7 @@ main() {
 		exit "${1:-0}"
 	}
 
-	local series=6.1 jobs print=summary prune=0 no_build=${EXT4DEC_DEBUG_KERNEL_NO_BUILD:-0}
+	local series=$default_series jobs print=summary prune=0 no_build=${EXT4DEC_DEBUG_KERNEL_NO_BUILD:-0}
 	local extra_fragments=() f
 	jobs=$(nproc)
 	while [[ $# -gt 0 ]]; do
@@ -336,7 +395,7 @@ main() {
 		*) log "unknown argument: $1"; usage 2 >&2 ;;
 		esac
 	done
-	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || die "--series wants a version like 6.1, not '$series'" 2
+	[[ $series == newest || $series =~ ^[0-9]+\.[0-9]+$ ]] || die "--series wants a version like 6.1 or \"newest\", not '$series'" 2
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs wants a positive number" 2
 	for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
 		[[ -f $f ]] || die "no such fragment: $f" 2
@@ -348,24 +407,63 @@ main() {
 		apt_install_missing "$@" || die "cannot install $*"
 	}
 
+	# --- the source: the host's release, or the newer suites -----------------
+	# rel: the release of the newer suites the source comes from, whose
+	# root builds it ("" for the host's); APT_OPTS: apt's configuration
+	# for rel's lists (tests/vm/lib.sh), local to this script's functions
+	local rel='' set ver
+	local -a APT_OPTS=()
+	if [[ $series == newest ]]; then
+		vm_resolve_kernel newest || die "cannot resolve the newest kernel line (no cloud kernel with headers in: $EXT4DEC_APT_SETS)"
+		[[ $R_VERSION =~ ^([0-9]+\.[0-9]+) ]] || die "newest: cannot read a series in version $R_VERSION"
+		series=${BASH_REMATCH[1]}
+		log "newest -> $series ($R_IMAGE $R_VERSION, $R_HOW)"
+	fi
 	local src_pkg="linux-source-$series" tarball="/usr/src/linux-source-$series.tar.xz" version
 	version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || true)
-	if [[ -z $version || ! -f $tarball ]]; then
+	if [[ -z $version ]] && [[ -z $(apt_candidate "$src_pkg") ]] && _vm_newer_than_host "$series"; then
+		# the highest version the newer suites have
+		for set in $EXT4DEC_APT_SETS; do
+			vm_apt_update "$set" || { log "warning: cannot fetch the package lists of $set"; continue; }
+			ver=$(apt_candidate "$src_pkg")
+			if [[ -n $ver ]] && { [[ -z $version ]] || dpkg --compare-versions "$ver" gt "$version"; }; then
+				version=$ver rel=$set
+			fi
+		done
+		[[ -n $rel ]] || die "no $src_pkg in the host's package lists nor in the newer suites ($EXT4DEC_APT_SETS)"
+		vm_apt_use "$rel"
+		log "$src_pkg $version from $rel ($(vm_apt_suites "$rel")); builds in $rel's root"
+	elif [[ -z $version || ! -f $tarball ]]; then
 		[[ $no_build == 1 ]] && die "$src_pkg is not installed, so no debug kernel can be identified (unset EXT4DEC_DEBUG_KERNEL_NO_BUILD to install and build it)" 3
 		install_missing "$src_pkg"
 		version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || true)
 		[[ -n $version && -f $tarball ]] || die "$src_pkg installed no $tarball"
 	fi
 
+	# envdir: the build root of rel (scripts/lib/buildenv.sh); its name is
+	# its key.  Made when the build starts.
+	local envdir='' envroot=''
+	if [[ -n $rel ]]; then
+		envdir=$(vm_buildenv_dir "$rel" "${tool_pkgs[@]}") || die "cannot key the $rel build root"
+	fi
+	local compat_lines
+	compat_lines=$(compat_for "$series")
+
 	# --- cache key ---------------------------------------------------------------
 	local cc_version hash key cache base dir src root localversion kver=''
-	cc_version=$(gcc --version 2>/dev/null | head -n 1 || true)
 	# what decides the kernel built: not this script's other lines, so that
 	# editing them does not cost a rebuild
+	local cc_key
+	if [[ -n $rel ]]; then
+		cc_key="buildenv $(basename "$envdir")"
+	else
+		cc_key=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
+	fi
 	hash=$(
 		{
 			printf 'series=%s\nsource=%s %s\ngcc=%s\nrecipe=%s\n' "$series" "$src_pkg" \
-				"$version" "$(gcc -dumpversion 2>/dev/null | cut -d. -f1)" "$recipe"
+				"$version" "$cc_key" "$recipe"
+			if [[ -n $compat_lines ]]; then printf 'compat %s\n' "$compat_lines"; fi
 			fragment
 			for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
 				printf '# --fragment %s\n' "$(basename "$f")"
@@ -446,7 +544,7 @@ main() {
 		if [[ $prune == 1 ]]; then exec 9>>"$base/.lock" && flock -x 9; fi
 		cache_hit
 	fi
-	[[ $no_build == 1 ]] && die "the debug kernel for $src_pkg $version is not built (no $dir/.complete); build it with scripts/build-debug-kernel.sh --series $series (about 25 minutes on 2 cores), or unset EXT4DEC_DEBUG_KERNEL_NO_BUILD" 3
+	[[ $no_build == 1 ]] && die "the debug kernel for $src_pkg $version is not built (no $dir/.complete); build it with scripts/build-debug-kernel.sh --series $series (several minutes: make takes 580 s of CPU for 6.1, 760 s for 7.3), or unset EXT4DEC_DEBUG_KERNEL_NO_BUILD" 3
 
 	exec 9>>"$base/.lock"
 	if ! flock -n -x 9; then
@@ -455,17 +553,46 @@ main() {
 	fi
 	cache_hit # someone else may have built it while we waited
 
-	install_missing build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod rsync xz-utils
 	local t_all=$SECONDS resumed=0
 	mkdir -p "$dir"
 	printf '%s\n' "$series" >"$dir/series"
+	# in_env CMD...: run CMD in $dir, on the host or in rel's root (where
+	# $dir is seen at its own path)
+	in_env() {
+		if [[ -n $envroot ]]; then
+			(cd "$dir" && vm_env_run "$envroot" "$dir" -- "$@")
+		else
+			(cd "$dir" && "$@")
+		fi
+	}
+	local depmod
+	if [[ -n $rel ]]; then
+		envroot=$(vm_buildenv_root "$rel" "${tool_pkgs[@]}") || die "cannot make the $rel build root"
+		[[ $envroot == "$envdir/root" ]] || die "the $rel build root changed while starting ($envroot, keyed $envdir)"
+		depmod=depmod
+	else
+		install_missing build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod rsync xz-utils
+		depmod=$(command -v depmod)
+	fi
+	local cc_version
+	cc_version=$(in_env gcc --version 2>/dev/null | head -n 1 || true)
 
 	# --- unpack --------------------------------------------------------------------
 	if [[ ! -f $dir/.unpacked ]]; then
-		log "unpacking $tarball into $src"
 		rm -rf "$src"
 		mkdir -p "$src"
-		tar -xf "$tarball" -C "$src" --strip-components=1
+		if [[ -n $rel ]]; then
+			# the .deb's tarball, straight out of it
+			rm -rf "$dir/deb"
+			apt_download "$dir/deb" "$src_pkg=$version" || die "cannot download $src_pkg=$version from $rel"
+			log "unpacking $tarball of $(basename "$dir"/deb/*.deb) into $src"
+			dpkg-deb --fsys-tarfile "$dir"/deb/*.deb | tar -xOf - ".$tarball" |
+				tar -xJf - -C "$src" --strip-components=1 || die "cannot unpack $tarball of $src_pkg"
+			rm -rf "$dir/deb"
+		else
+			log "unpacking $tarball into $src"
+			tar -xf "$tarball" -C "$src" --strip-components=1
+		fi
 		[[ -f $src/Makefile && -d $src/arch/x86 ]] || die "$tarball does not look like a kernel source tree"
 		touch "$dir/.unpacked"
 	else
@@ -474,21 +601,38 @@ main() {
 	fi
 
 	# --- configure -------------------------------------------------------------------
-	local frags=("$dir/fragment.config") line sym bad=0
+	local frags=("$dir/fragment.config") line sym new bad=0 edits=()
 	if [[ ! -f $dir/.configured ]]; then
 		log "configuring: x86_64_defconfig + fragment(s) + olddefconfig"
+		# compat: each line checked against the tree's Kconfig symbols
+		if [[ -n $compat_lines ]]; then
+			grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+' "$src" |
+				awk '{ print $2 }' | sort -u >"$dir/kconfig-symbols"
+			while read -r sym new; do
+				if [[ $new == - ]]; then
+					log "config: compat: CONFIG_$sym is gone in $series; its lines dropped"
+					edits+=(-e "/^CONFIG_$sym=/d" -e "/^# CONFIG_$sym is not set/d")
+				else
+					grep -qxF "$new" "$dir/kconfig-symbols" ||
+						die "compat: CONFIG_$new, for CONFIG_$sym, does not exist in $src_pkg $version"
+					log "config: compat: CONFIG_$sym is CONFIG_$new in $series"
+					edits+=(-e "s/^CONFIG_$sym=/CONFIG_$new=/" -e "s/^# CONFIG_$sym is not set/# CONFIG_$new is not set/")
+				fi
+			done <<<"$compat_lines"
+		fi
 		{
-			fragment
+			if [[ ${#edits[@]} -gt 0 ]]; then fragment | sed "${edits[@]}"; else fragment; fi
 			printf 'CONFIG_LOCALVERSION="%s"\n' "$localversion"
 		} >"$dir/fragment.config"
 		for f in ${extra_fragments[@]+"${extra_fragments[@]}"}; do
 			cp "$f" "$dir/extra-$(basename "$f")"
 			frags+=("$dir/extra-$(basename "$f")")
 		done
+		# shellcheck disable=SC2016 # expanded by the inner shell
 		if ! {
-			make -C "$src" -s x86_64_defconfig &&
-				(cd "$src" && scripts/kconfig/merge_config.sh -m .config "${frags[@]}") &&
-				make -C "$src" -s olddefconfig
+			in_env make -C "$src" -s x86_64_defconfig &&
+				in_env sh -c 'cd "$1" && shift && exec scripts/kconfig/merge_config.sh -m .config "$@"' _ "$src" "${frags[@]}" &&
+				in_env make -C "$src" -s olddefconfig
 		} >"$dir/config.log" 2>&1; then
 			tail -n 20 "$dir/config.log" >&2
 			die "configuration failed; see $dir/config.log"
@@ -527,10 +671,15 @@ main() {
 	child_cpu
 	cpu0=$cpu
 	log "building: make -j$jobs bzImage modules (log: $dir/build.log)"
-	make -C "$src" -j"$jobs" bzImage modules >>"$dir/build.log" 2>&1 &
+	# make runs in a process group of its own (set -m), which stop_make
+	# ends whole: make is not this shell's child (in_env's subshells, or
+	# the build root's unshare and chroot, are in between)
+	set -m
+	in_env make -C "$src" -j"$jobs" bzImage modules >>"$dir/build.log" 2>&1 &
 	make_pid=$!
+	set +m
 	# shellcheck disable=SC2317 # called through the EXIT trap
-	stop_make() { kill "$make_pid" 2>/dev/null || true; }
+	stop_make() { kill -- "-$make_pid" 2>/dev/null || true; }
 	trap stop_make EXIT
 	while kill -0 "$make_pid" 2>/dev/null; do
 		sleep 2
@@ -550,14 +699,14 @@ main() {
 	fi
 	log "make finished in $make_s s ($make_cpu s of CPU)"
 	# (setlocalversion reads include/config/auto.conf, which make writes)
-	kver=$(make -C "$src" -s kernelrelease)
+	kver=$(in_env make -C "$src" -s kernelrelease)
 	[[ $kver == *"$localversion" ]] || die "kernel release '$kver' does not end in $localversion"
 
 	# --- install into the staging root ---------------------------------------------------
 	local moddir="$root.tmp/lib/modules/$kver"
 	rm -rf "$root.tmp"
 	mkdir -p "$root.tmp/boot" "$root.tmp/usr/src"
-	make -C "$src" -s INSTALL_MOD_PATH="$root.tmp" DEPMOD="$(command -v depmod)" modules_install >>"$dir/build.log" 2>&1 ||
+	in_env make -C "$src" -s INSTALL_MOD_PATH="$root.tmp" DEPMOD="$depmod" modules_install >>"$dir/build.log" 2>&1 ||
 		die "modules_install failed; see $dir/build.log"
 	[[ -d $moddir ]] || die "modules_install created no $moddir"
 	cp "$src/arch/x86/boot/bzImage" "$root.tmp/boot/vmlinuz-$kver"
@@ -577,7 +726,14 @@ main() {
 		echo "image_pkg=$src_pkg"
 		echo "version=$version"
 		echo "headers_pkg=linux-headers-$kver"
-		echo "tool_deps=gcc make bc bison flex libelf-dev libssl-dev"
+		if [[ -n $rel ]]; then
+			# modules for it build in the same root (scripts/lib/buildenv.sh)
+			echo "tool_deps=${tool_pkgs[*]}"
+			echo "apt_set=$rel"
+			echo "buildenv=$(basename "$envdir")"
+		else
+			echo "tool_deps=gcc make bc bison flex libelf-dev libssl-dev"
+		fi
 		echo "cc=$cc_version"
 		echo "key=$key"
 		echo "jobs=$jobs"

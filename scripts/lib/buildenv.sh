@@ -33,6 +33,13 @@
 #                          such or as VAR=DIR, are shown in it, except the
 #                          root's own: /usr is its /usr)
 #   vm_kmake KVER ARGS...  run "make ARGS" for KVER, with vm_kbuild_in
+#   vm_buildenv_root REL PKG...  print the root of REL with PKG... (and the
+#                          packages of every root), making it first if
+#                          needed: the same keyed cache, for other builds
+#                          (scripts/build-debug-kernel.sh builds a kernel)
+#   vm_buildenv_dir REL PKG...   print the directory of that root (its
+#                          name is the key) without making it
+#   vm_env_run ROOT BIND... -- CMD...  run CMD in ROOT (see below)
 #   vm_buildenv_prune      remove roots of keys no longer current
 
 # Bumped when the way a root is made changes.
@@ -49,12 +56,10 @@ vm_buildenv_release() {
 	vm_kernel_info "$1" apt_set
 }
 
-# _vm_buildenv_pkgs KVER: the packages of KVER's root, one per line.
+# _vm_buildenv_pkglist KVER: the packages KVER's root adds to those of
+# every root, one per line.
 _vm_buildenv_pkglist() {
-	{
-		printf '%s\n' "${_vm_buildenv_pkgs[@]}"
-		vm_kernel_info "$1" tool_deps | tr ' ' '\n'
-	} | sed '/^$/d' | sort -u
+	vm_kernel_info "$1" tool_deps | tr ' ' '\n' | sed '/^$/d'
 }
 
 # _vm_buildenv_key REL PKG...: the key of a root: recipe, release and the
@@ -134,30 +139,51 @@ _vm_buildenv_make_locked() {
 }
 
 vm_kbuild_env() {
-	local kver=$1 rel key dir
-	# APT_OPTS: set by vm_apt_update, for this function only
-	# shellcheck disable=SC2034
-	local -a pkgs APT_OPTS=()
+	local kver=$1 rel
+	local -a pkgs
 	rel=$(vm_buildenv_release "$kver")
 	[[ -n $rel ]] || return 0
 	mapfile -t pkgs < <(_vm_buildenv_pkglist "$kver")
+	vm_buildenv_root "$rel" "${pkgs[@]}"
+}
+
+# _vm_buildenv_all PKG...: every package of a root with PKG..., one per line
+_vm_buildenv_all() {
+	printf '%s\n' "${_vm_buildenv_pkgs[@]}" "$@" | sed '/^$/d' | sort -u
+}
+
+vm_buildenv_dir() {
+	local rel=$1 key
+	shift
+	# APT_OPTS: set by vm_apt_update, for this function only
+	# shellcheck disable=SC2034
+	local -a pkgs APT_OPTS=()
+	mapfile -t pkgs < <(_vm_buildenv_all "$@")
 	vm_apt_update "$rel" >&2 || vm_die "cannot read the package lists of $rel"
 	key=$(_vm_buildenv_key "$rel" "${pkgs[@]}") ||
 		vm_die "cannot resolve the $rel build environment's packages (${pkgs[*]})"
-	dir="$(vm_cache_dir)/buildenv/$rel-$key"
+	printf '%s\n' "$(vm_cache_dir)/buildenv/$rel-$key"
+}
+
+vm_buildenv_root() {
+	local rel=$1 dir
+	shift
+	local -a pkgs
+	mapfile -t pkgs < <(_vm_buildenv_all "$@")
+	dir=$(vm_buildenv_dir "$rel" "$@") || return 1
 	[[ -f $dir/.complete ]] ||
 		vm_with_lock _vm_buildenv_make_locked "$dir" "$rel" "${pkgs[@]}" || return 1
 	[[ -f $dir/.complete ]] || vm_die "the $rel build environment was not made"
 	printf '%s\n' "$dir/root"
 }
 
-# _vm_env_run ROOT BIND... -- CMD...: run CMD in ROOT with chroot, in a
+# vm_env_run ROOT BIND... -- CMD...: run CMD in ROOT with chroot, in a
 # private mount namespace with /dev, /proc, an empty /tmp (the compiler's
 # and dkms's temporary files) and each BIND directory (at its own path)
 # mounted, in the current directory.  The mount points outside /tmp stay
 # in ROOT as empty directories: removing one that another build has
 # mounted in its namespace would detach that mount.
-_vm_env_run() {
+vm_env_run() {
 	local root=$1
 	shift
 	local -a ns=(--mount --propagation private --fork)
@@ -201,7 +227,7 @@ vm_kbuild_in() {
 		grep -qxF "$d" "$root"/var/lib/dpkg/info/*.list && continue
 		binds+=("$d")
 	done
-	_vm_env_run "$root" "${binds[@]}" -- "$@"
+	vm_env_run "$root" "${binds[@]}" -- "$@"
 }
 
 vm_kmake() {

@@ -240,7 +240,7 @@ vm_resolve_kernel() {
 		# Exact ABI name: the host's lists, then the newer suites' for
 		# a series newer than the host's.
 		sets=''
-		if _vm_newer_than_host "$(sed 's/^\([0-9]\+\.[0-9]\+\).*/\1/' <<<"$spec")"; then
+		if [[ $spec =~ ^([0-9]+\.[0-9]+) ]] && _vm_newer_than_host "${BASH_REMATCH[1]}"; then
 			sets=$EXT4DEC_APT_SETS
 		fi
 		for set in '' $sets; do
@@ -456,8 +456,9 @@ vm_missing_tool_deps() {
 
 # --- debug kernel ----------------------------------------------------------
 #
-# "-k debug" / "-k debug-<series>" name the kernel scripts/build-debug-kernel.sh
-# builds from Debian's linux-source-<series> (default 6.1) with KASAN,
+# "-k debug" / "-k debug-<series>" / "-k debug-newest" name the kernel
+# scripts/build-debug-kernel.sh builds from Debian's linux-source-<series>
+# (plain "debug": that script's default series) with KASAN,
 # lockdep, UBSAN, KFENCE...  That script keeps it in
 # <cache>/kernels-debug/<key>/ and links <cache>/kernels/<kver> to it, with
 # the same layout as a fetched kernel (root/boot/vmlinuz-<kver>,
@@ -469,7 +470,7 @@ _vm_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # vm_is_debug_spec SPEC: true for "debug", "debug-<series>" and the release
 # name of a debug kernel.
-vm_is_debug_spec() { [[ $1 == debug || $1 == debug-[0-9]* || $1 == *-ext4dec-debug* ]]; }
+vm_is_debug_spec() { [[ $1 == debug || $1 == debug-[0-9]* || $1 == debug-newest || $1 == *-ext4dec-debug* ]]; }
 
 # vm_kernel_is_debug KVER: true if the cached kernel KVER is a debug build.
 vm_kernel_is_debug() {
@@ -477,7 +478,7 @@ vm_kernel_is_debug() {
 }
 
 # vm_debug_kernel_for SPEC: print the release of the debug kernel SPEC names,
-# building it first (about 25 minutes on 2 cores) unless
+# building it first (several minutes; scripts/build-debug-kernel.sh) unless
 # EXT4DEC_DEBUG_KERNEL_NO_BUILD=1, in which case a missing kernel is an error.
 vm_debug_kernel_for() {
 	local spec=$1 series kver rc=0
@@ -486,21 +487,21 @@ vm_debug_kernel_for() {
 		printf '%s\n' "$spec"
 		return 0
 	fi
+	# "debug": the script's default series
 	series=${spec#debug}
 	series=${series#-}
-	[[ -n $series ]] || series=6.1
-	local args=(--series "$series" --print-kver)
+	local args=(${series:+--series "$series"} --print-kver)
 	if [[ ${EXT4DEC_DEBUG_KERNEL_NO_BUILD:-0} == 1 ]]; then args+=(--no-build); fi
 	kver=$("$_vm_top/scripts/build-debug-kernel.sh" "${args[@]}") || rc=$?
 	case $rc in
 	0) ;;
-	3) vm_die "the debug kernel ($spec) is not built and EXT4DEC_DEBUG_KERNEL_NO_BUILD=1 forbids building it; run scripts/build-debug-kernel.sh --series $series" ;;
-	*) vm_die "scripts/build-debug-kernel.sh --series $series failed (status $rc)" ;;
+	3) vm_die "the debug kernel ($spec) is not built and EXT4DEC_DEBUG_KERNEL_NO_BUILD=1 forbids building it; run scripts/build-debug-kernel.sh${series:+ --series $series}" ;;
+	*) vm_die "scripts/build-debug-kernel.sh ${args[*]} failed (status $rc)" ;;
 	esac
 	if [[ -z $kver ]] || ! vm_kernel_cached "$kver"; then
 		vm_die "scripts/build-debug-kernel.sh printed no usable kernel release ('$kver')"
 	fi
-	vm_log "kernel $spec -> $kver (debug build of linux-source-$series $(vm_kernel_info "$kver" version))"
+	vm_log "kernel $spec -> $kver (debug build of $(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version))"
 	printf '%s\n' "$kver"
 }
 

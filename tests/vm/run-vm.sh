@@ -11,10 +11,12 @@
 #                         ("6.12.117+deb12-cloud-amd64"); the newest packaged
 #                         ABI of a series is resolved with apt-cache at run
 #                         time and fetched into the cache if needed.
-#                         "debug" or "debug-6.1": the KASAN/lockdep/UBSAN/
-#                         KFENCE kernel built from Debian's linux-source-6.1
-#                         by scripts/build-debug-kernel.sh (built on first
-#                         use, ~25 min on 2 cores; then cached)
+#                         "debug", "debug-6.1", "debug-7.3", "debug-newest":
+#                         the KASAN/lockdep/UBSAN/KFENCE kernel built from
+#                         Debian's linux-source-<series> by
+#                         scripts/build-debug-kernel.sh ("debug": its
+#                         default series; built on first use, several
+#                         minutes; then cached)
 #   -p, --payload DIR     directory copied to /payload in the guest; its
 #                         run.sh is run with sh, its stdout is the TAP output
 #                         (/payload/tap.sh: tests/lib/tap.sh, to write it)
