@@ -235,6 +235,24 @@ static inline void ext4dec_mapping_restore_folios(struct address_space *m,
 #endif
 
 /*
+ * 7.0 (b244c89a70b3, "readahead: push invalidate_lock out of
+ * page_cache_ra_unbounded"): the caller holds the mapping's invalidate
+ * lock, at least shared, across page_cache_ra_unbounded(), as against
+ * truncation; before, the function took it itself.
+ */
+static inline void ext4dec_ra_unbounded(struct readahead_control *ractl,
+					unsigned long nr_to_read)
+{
+#if EXT4DEC_SINCE(7, 0, 0)
+	filemap_invalidate_lock_shared(ractl->mapping);
+	page_cache_ra_unbounded(ractl, nr_to_read, 0);
+	filemap_invalidate_unlock_shared(ractl->mapping);
+#else
+	page_cache_ra_unbounded(ractl, nr_to_read, 0);
+#endif
+}
+
+/*
  * zstd decompression with a dictionary (zstd_create_ddict_byreference(),
  * zstd_decompress_using_ddict()): exported by 6.12, absent from 6.1's
  * <linux/zstd.h>.  Without it, zstd files with a dictionary are refused.

@@ -425,7 +425,7 @@ static void ext4dec_read_range(struct file *file, loff_t start, loff_t end, bool
 	DEFINE_READAHEAD(ractl, file, &ra, file->f_mapping, start >> PAGE_SHIFT);
 
 	if (start < end)
-		page_cache_ra_unbounded(&ractl, DIV_ROUND_UP(end - start, PAGE_SIZE), 0);
+		ext4dec_ra_unbounded(&ractl, DIV_ROUND_UP(end - start, PAGE_SIZE));
 }
 
 /**
@@ -444,7 +444,8 @@ static void ext4dec_read_range(struct file *file, loff_t start, loff_t end, bool
  * fault_around_kb are read ahead: their I/O is started and the inflate
  * workers fill them while the caller goes on with its page.
  *
- * Context: process, may sleep; no mmap or VMA lock needs to be held.
+ * Context: process, may sleep; no mmap or VMA lock needs to be held, and
+ * not the mapping's invalidate lock: the read takes it, shared.
  */
 void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around)
 {
