@@ -17,7 +17,8 @@
 #                     (DEMO_KERNEL; builds the Debian image once, cached)
 #   make demo-libc    a VM with a compressed libc.so.6 in use (one minute)
 #   make bench        the benchmark: ext4dec against ext4, SquashFS, EROFS
-#                     and btrfs in QEMU (README; BENCH_QUICK=1, BENCH_ARGS)
+#                     and btrfs in QEMU, on 6.12 and the newest kernel line
+#                     (README; BENCH_KERNELS, BENCH_QUICK=1, BENCH_ARGS)
 #   make clean        remove build products
 #
 # KDIR is the kernel build tree for the module (default: the running
@@ -192,13 +193,15 @@ demo-libc: deps tool
 		--module-src build/module-src --bin tools/szip/szip
 
 # The benchmark (README "Benchmark", bench/run-bench.sh --help): installs
-# what it needs, boots the 6.12 kernel with one throttled virtio disk per
-# configuration, prints the table; results in build/bench/.
+# what it needs, boots each of BENCH_KERNELS with one throttled virtio disk
+# per configuration, prints the tables; results in build/bench/.
+BENCH_KERNELS ?= 6.12 newest
 .PHONY: bench
 bench:
 	scripts/install-deps.sh host
-	scripts/install-vm-deps.sh 6.12
-	BENCH_COMMAND="make bench$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	scripts/install-vm-deps.sh $(BENCH_KERNELS)
+	BENCH_KERNELS="$(BENCH_KERNELS)" \
+	BENCH_COMMAND="make bench$(if $(filter command line environment,$(origin BENCH_KERNELS)), BENCH_KERNELS='$(BENCH_KERNELS)')$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 		bench/run-bench.sh $(BENCH_ARGS)
 
 # A longer fuzzing session that grows tests/fuzz/corpus.

@@ -36,6 +36,7 @@ bench_need_arg() { [[ $# -ge 2 ]] || { bench_log "$1 needs an argument"; exit 2;
 # --kernel), repeats (-n, --repeats), bws (--bw), configs (--configs), trace
 # (--trace) or modparams (--modparams) to VALUE; the caller shifts both
 # words.  False for any other option; stops (status 2) without a VALUE.
+# (run-bench.sh reads -k itself, as one of its --kernels.)
 # shellcheck disable=SC2034 # the variables are the caller's
 bench_option() {
 	case $1 in

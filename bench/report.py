@@ -6,11 +6,17 @@ Usage: bench/report.py DIR
        bench/report.py --firefox DIR   (the Firefox section alone)
 
 DIR is the results directory of bench/run-bench.sh: manifest.tsv,
-images.tsv, meta.txt, host.txt and results-*.log.  Writes into DIR:
-  raw.csv      every measurement (one line per run)
-  results.csv  per bandwidth and configuration: medians with min and max
-  results.md   the tables, the issue-5 targets as measured, the setup
-  summary.md   one compact table of libxul.so figures
+images.tsv, meta.txt, host.txt, results-KVER-bwN.log and firefox-KVER.txt
+per kernel (results-bwN.log and firefox.txt in a run of one kernel before
+they were named by it).  Writes into DIR:
+  raw.csv      every measurement (one line per run), the kernel first
+  results.csv  per kernel, bandwidth and configuration: medians with min
+               and max
+  results.md   the libxul.so figures of every kernel side by side; the
+               first kernel's tables, the issue-5 targets as measured,
+               the setup
+  summary.md   one compact table of libxul.so figures (and the kernels'
+               side by side)
   bench.png    cold sequential throughput and random-read p50/p99
 and prints results.md.  Fails if a file read in the guest does not have
 the checksum of the original.
@@ -22,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-RAW_FIELDS = ["bw", "config", "file", "rep", "mode", "cold", "ns", "bytes",
+RAW_FIELDS = ["kernel", "bw", "config", "file", "rep", "mode", "cold", "ns", "bytes",
               "user_ns", "sys_ns", "majflt", "dev_bytes", "dev_ios", "dev_busy_ns", "cached_kb",
               "busy_ns", "chunks", "ubytes", "cbytes", "count", "p50_ns", "p99_ns",
               "max_ns", "touched_chunks"]
@@ -57,18 +63,12 @@ def bwname(bw):
     return "unthrottled" if bw == "0" else "%s MB/s" % bw
 
 
-def firefox_report(out):
-    """The Firefox cold start section from DIR/firefox.txt (bench/firefox.sh).
-
-    Returns (markdown lines, summary lines, targets, plot) where targets
-    are (text, measured, met) rows of issue 14 and plot is (configurations,
-    [(label, [(median, min, max) per configuration])]); all empty without
-    the file.
-    """
-    path = os.path.join(out, "firefox.txt")
-    if not os.path.exists(path):
-        return [], [], [], None
+def read_firefox(path):
+    """The result lines of bench/firefox.sh in PATH: (starts, traces, boots);
+    all empty without the file."""
     runs, traces, boots = [], {}, []
+    if not os.path.exists(path):
+        return runs, traces, boots
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -80,12 +80,25 @@ def firefox_report(out):
                 traces.setdefault(w[1], {})[w[2]] = (int(w[3]), float(w[4]))
             elif w[0] == "FFBOOT":
                 boots.append(kv(w[1:]))
-    if not runs:
-        return [], [], [], None
     bad = [d for d in runs if d.get("rc") != "0"]
     if bad:
-        die("Firefox failed to start: %s" % ", ".join(
-            "%s %s at %s MB/s (exit %s)" % (d["config"], d["workload"], d["bw"], d["rc"]) for d in bad))
+        die("Firefox failed to start (%s): %s" % (path, ", ".join(
+            "%s %s at %s MB/s (exit %s)" % (d["config"], d["workload"], d["bw"], d["rc"]) for d in bad)))
+    return runs, traces, boots
+
+
+def firefox_report(path):
+    """The Firefox cold start section from PATH, the firefox.txt of
+    bench/firefox.sh.
+
+    Returns (markdown lines, summary lines, targets, plot) where targets
+    are (text, measured, met) rows of issue 14 and plot is (configurations,
+    [(label, [(median, min, max) per configuration])]); all empty without
+    the file.
+    """
+    runs, traces, boots = read_firefox(path)
+    if not runs:
+        return [], [], [], None
     order = []
     for d in runs:
         if d["config"] not in order:
@@ -230,7 +243,7 @@ def firefox_report(out):
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--firefox":
-        md, _sm, targets, _plot = firefox_report(sys.argv[2])
+        md, _sm, targets, _plot = firefox_report(os.path.join(sys.argv[2], "firefox.txt"))
         print("\n".join(md))
         for t, m, ok in targets:
             print("| %s | %s | %s |" % (t, m, "yes" if ok else "no"))
@@ -263,30 +276,53 @@ def main():
                 skipped.append((w[1], w[2]))
 
     # --- measurements ---
-    rows, sums, traces, traced = [], {}, {}, {}
+    # the kernels' releases, the first one's tables in detail; a run of one
+    # kernel before the files were named by it: its results-bwN.log
+    kernels = meta.get("kernels", "").split()
+    named = bool(kernels)
+    if not named:
+        kernels = [meta.get("kernel", "?").split(" ")[0]]
+    k0 = kernels[0]
+
+    def kfile(kn, name):
+        """The file NAME ("results-bw20.log", "firefox.txt") of kernel KN."""
+        if not named:
+            return os.path.join(out, name)
+        stem, dash, rest = name.partition("-")
+        if not dash:
+            stem, rest = name.split(".", 1)
+            return os.path.join(out, "%s-%s.%s" % (stem, kn, rest))
+        return os.path.join(out, "%s-%s-%s" % (stem, kn, rest))
+
+    allrows, sums, ktraces, ktraced = [], {}, {}, {}
     bws = meta.get("bandwidths", "").split()
-    for bw in bws:
-        path = os.path.join(out, "results-bw%s.log" % bw)
-        if not os.path.exists(path):
-            die("%s is missing" % path)
-        with open(path) as f:
-            for line in f:
-                w = line.split()
-                if not w:
-                    continue
-                if w[0] == "BENCH":
-                    d = kv(w[1:])
-                    b, c, fname, rep = d["tag"].split("|")
-                    d.update(bw=b, config=c, file=fname, rep=rep)
-                    if b == "trace":
-                        traced[c] = (bw, d)
-                    else:
-                        rows.append(d)
-                elif w[0] == "TRACE" and len(w) == 5:
-                    traces.setdefault(w[1], {})[w[2]] = (int(w[3]), float(w[4]) * 1e-6)
-                elif w[0] == "SUM":
-                    d = kv(w[1:])
-                    sums[d["tag"]] = d["fnv"]
+    for kn in kernels:
+        traces, traced = ktraces.setdefault(kn, {}), ktraced.setdefault(kn, {})
+        for bw in bws:
+            path = kfile(kn, "results-bw%s.log" % bw)
+            if not os.path.exists(path):
+                die("%s is missing" % path)
+            with open(path) as f:
+                for line in f:
+                    w = line.split()
+                    if not w:
+                        continue
+                    if w[0] == "BENCH":
+                        d = kv(w[1:])
+                        b, c, fname, rep = d["tag"].split("|")
+                        d.update(kernel=kn, bw=b, config=c, file=fname, rep=rep)
+                        if b == "trace":
+                            traced[c] = (bw, d)
+                        else:
+                            allrows.append(d)
+                    elif w[0] == "TRACE" and len(w) == 5:
+                        traces.setdefault(w[1], {})[w[2]] = (int(w[3]), float(w[4]) * 1e-6)
+                    elif w[0] == "SUM":
+                        d = kv(w[1:])
+                        sums[(kn, d["tag"])] = d["fnv"]
+    # the tables below are the first kernel's, but the side by side one
+    rows = [d for d in allrows if d["kernel"] == k0]
+    traces, traced = ktraces[k0], ktraced[k0]
     host_rows, host_sums = [], {}
     with open(os.path.join(out, "host.txt")) as f:
         for line in f:
@@ -301,10 +337,11 @@ def main():
                 host_sums[d["tag"]] = d["fnv"]
 
     bad = []
-    for tag, fnv in sums.items():
+    for (kn, tag), fnv in sums.items():
         c, fname = tag.split("|")
         if host_sums.get(fname) != fnv:
-            bad.append("%s/%s: checksum %s, original %s" % (c, fname, fnv, host_sums.get(fname)))
+            bad.append("%s%s/%s: checksum %s, original %s" % (
+                ("%s: " % kn) if len(kernels) > 1 else "", c, fname, fnv, host_sums.get(fname)))
     checked = len(sums)
     if bad:
         die("data read in the guest differs from the original:\n  " + "\n  ".join(bad))
@@ -312,12 +349,14 @@ def main():
     with open(os.path.join(out, "raw.csv"), "w", newline="") as f:
         wr = csv.writer(f)
         wr.writerow(RAW_FIELDS)
-        for d in rows:
+        for d in allrows:
             wr.writerow([d.get(k, "") for k in RAW_FIELDS])
 
-    def sel(bw, c, fname, mode, cold):
-        return [d for d in rows if d["bw"] == bw and d["config"] == c and d["file"] == fname
-                and d["mode"] == mode and d["cold"] == str(cold)]
+    def sel(bw, c, fname, mode, cold, kn=None):
+        """The runs of kernel KN (default: the first kernel)."""
+        kn = kn or k0
+        return [d for d in allrows if d["kernel"] == kn and d["bw"] == bw and d["config"] == c
+                and d["file"] == fname and d["mode"] == mode and d["cold"] == str(cold)]
 
     def stat(values):
         values = [v for v in values if v is not None]
@@ -325,8 +364,8 @@ def main():
             return None
         return (statistics.median(values), min(values), max(values))
 
-    def fig(bw, c, fname, mode, cold, key, scale=1.0):
-        return stat([float(d[key]) * scale for d in sel(bw, c, fname, mode, cold) if key in d])
+    def fig(bw, c, fname, mode, cold, key, scale=1.0, kn=None):
+        return stat([float(d[key]) * scale for d in sel(bw, c, fname, mode, cold, kn) if key in d])
 
     slow = bws[0]
     last = bws[-1]
@@ -338,7 +377,7 @@ def main():
         return None
 
     # --- results.csv ---
-    csv_fields = ["bandwidth_mbs", "config", "file", "file_bytes", "stored_bytes", "ratio",
+    csv_fields = ["kernel", "bandwidth_mbs", "config", "file", "file_bytes", "stored_bytes", "ratio",
                   "cold_seq_s", "cold_seq_s_min", "cold_seq_s_max", "cold_seq_mbs",
                   "cold_seq_vs_ext4", "warm_seq_s", "warm_seq_s_min", "warm_seq_s_max",
                   "warm_seq_vs_ext4", "read_amplification", "page_cache_bytes",
@@ -348,71 +387,75 @@ def main():
                   "rand_chunks_inflated", "rand_chunks_touched", "warm_rand_p50_ms",
                   "mmap_cold_s", "mmap_cold_s_min", "mmap_cold_s_max", "mmap_warm_s",
                   "cold_seq_sys_s", "runs"]
-    table = {}
-    for bw in bws:
-        for c in configs:
-            for fname in files:
-                r = {"bandwidth_mbs": bw, "config": c, "file": fname, "file_bytes": sizes[fname]}
-                st = stored.get((c, fname))
-                r["stored_bytes"] = st if st is not None else ""
-                r["ratio"] = "%.3f" % (sizes[fname] / st) if st else ""
-                cs = fig(bw, c, fname, "seq", 1, "ns", 1e-9)
-                ce = fig(bw, "ext4", fname, "seq", 1, "ns", 1e-9)
-                if cs:
-                    r["cold_seq_s"], r["cold_seq_s_min"], r["cold_seq_s_max"] = ("%.3f" % x for x in cs)
-                    r["cold_seq_mbs"] = "%.1f" % (sizes[fname] / cs[0] / 1e6)
-                    if ce:
-                        r["cold_seq_vs_ext4"] = "%.2f" % (ce[0] / cs[0])
-                ws = fig(bw, c, fname, "seq", 0, "ns", 1e-9)
-                we = fig(bw, "ext4", fname, "seq", 0, "ns", 1e-9)
-                if ws:
-                    r["warm_seq_s"], r["warm_seq_s_min"], r["warm_seq_s_max"] = ("%.3f" % x for x in ws)
-                    if we:
-                        r["warm_seq_vs_ext4"] = "%.2f" % (we[0] / ws[0])
-                db = fig(bw, c, fname, "seq", 1, "dev_bytes")
-                if db:
-                    r["read_amplification"] = "%.3f" % (db[0] / sizes[fname])
-                pc = fig(bw, c, fname, "seq", 1, "cached_kb", 1024)
-                if pc:
-                    r["page_cache_bytes"] = "%d" % pc[0]
-                    r["page_cache_vs_size"] = "%.3f" % (pc[0] / sizes[fname])
-                ch = fig(bw, c, fname, "seq", 1, "chunks")
-                if kinds.get(c) == "szip" and ch:
-                    r["chunks_inflated"] = "%d" % ch[0]
-                    r["chunks_in_file"] = "%d" % math.ceil(sizes[fname] / chunk_of(c))
-                p50 = fig(bw, c, fname, "rand", 1, "p50_ns", 1e-6)
-                p99 = fig(bw, c, fname, "rand", 1, "p99_ns", 1e-6)
-                if p50:
-                    r["rand_p50_ms"], r["rand_p50_ms_min"], r["rand_p50_ms_max"] = ("%.3f" % x for x in p50)
-                    r["rand_p99_ms"], r["rand_p99_ms_min"], r["rand_p99_ms_max"] = ("%.3f" % x for x in p99)
-                    rd = fig(bw, c, fname, "rand", 1, "dev_bytes")
-                    rb = fig(bw, c, fname, "rand", 1, "bytes")
-                    r["rand_read_amplification"] = "%.2f" % (rd[0] / rb[0])
-                    if kinds.get(c) == "szip":
-                        rc = fig(bw, c, fname, "rand", 1, "chunks")
-                        rt = fig(bw, c, fname, "rand", 1, "touched_chunks")
-                        r["rand_chunks_inflated"] = "%d" % rc[0]
-                        r["rand_chunks_touched"] = "%d" % rt[0]
-                    wp = fig(bw, c, fname, "rand", 0, "p50_ns", 1e-6)
-                    if wp:
-                        r["warm_rand_p50_ms"] = "%.4f" % wp[0]
-                mc = fig(bw, c, fname, "mmap", 1, "ns", 1e-9)
-                if mc:
-                    r["mmap_cold_s"], r["mmap_cold_s_min"], r["mmap_cold_s_max"] = ("%.3f" % x for x in mc)
-                    mw = fig(bw, c, fname, "mmap", 0, "ns", 1e-9)
-                    r["mmap_warm_s"] = "%.3f" % mw[0]
-                sy = fig(bw, c, fname, "seq", 1, "sys_ns", 1e-9)
-                if sy:
-                    r["cold_seq_sys_s"] = "%.3f" % sy[0]
-                r["runs"] = len(sel(bw, c, fname, "seq", 1))
-                table[(bw, c, fname)] = r
-    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=csv_fields)
-        wr.writeheader()
+    ktable = {}
+    for kn in kernels:
+        table = ktable.setdefault(kn, {})
         for bw in bws:
             for c in configs:
                 for fname in files:
-                    wr.writerow(table[(bw, c, fname)])
+                    r = {"bandwidth_mbs": bw, "config": c, "file": fname, "file_bytes": sizes[fname]}
+                    st = stored.get((c, fname))
+                    r["stored_bytes"] = st if st is not None else ""
+                    r["ratio"] = "%.3f" % (sizes[fname] / st) if st else ""
+                    cs = fig(bw, c, fname, "seq", 1, "ns", 1e-9, kn=kn)
+                    ce = fig(bw, "ext4", fname, "seq", 1, "ns", 1e-9, kn=kn)
+                    if cs:
+                        r["cold_seq_s"], r["cold_seq_s_min"], r["cold_seq_s_max"] = ("%.3f" % x for x in cs)
+                        r["cold_seq_mbs"] = "%.1f" % (sizes[fname] / cs[0] / 1e6)
+                        if ce:
+                            r["cold_seq_vs_ext4"] = "%.2f" % (ce[0] / cs[0])
+                    ws = fig(bw, c, fname, "seq", 0, "ns", 1e-9, kn=kn)
+                    we = fig(bw, "ext4", fname, "seq", 0, "ns", 1e-9, kn=kn)
+                    if ws:
+                        r["warm_seq_s"], r["warm_seq_s_min"], r["warm_seq_s_max"] = ("%.3f" % x for x in ws)
+                        if we:
+                            r["warm_seq_vs_ext4"] = "%.2f" % (we[0] / ws[0])
+                    db = fig(bw, c, fname, "seq", 1, "dev_bytes", kn=kn)
+                    if db:
+                        r["read_amplification"] = "%.3f" % (db[0] / sizes[fname])
+                    pc = fig(bw, c, fname, "seq", 1, "cached_kb", 1024, kn=kn)
+                    if pc:
+                        r["page_cache_bytes"] = "%d" % pc[0]
+                        r["page_cache_vs_size"] = "%.3f" % (pc[0] / sizes[fname])
+                    ch = fig(bw, c, fname, "seq", 1, "chunks", kn=kn)
+                    if kinds.get(c) == "szip" and ch:
+                        r["chunks_inflated"] = "%d" % ch[0]
+                        r["chunks_in_file"] = "%d" % math.ceil(sizes[fname] / chunk_of(c))
+                    p50 = fig(bw, c, fname, "rand", 1, "p50_ns", 1e-6, kn=kn)
+                    p99 = fig(bw, c, fname, "rand", 1, "p99_ns", 1e-6, kn=kn)
+                    if p50:
+                        r["rand_p50_ms"], r["rand_p50_ms_min"], r["rand_p50_ms_max"] = ("%.3f" % x for x in p50)
+                        r["rand_p99_ms"], r["rand_p99_ms_min"], r["rand_p99_ms_max"] = ("%.3f" % x for x in p99)
+                        rd = fig(bw, c, fname, "rand", 1, "dev_bytes", kn=kn)
+                        rb = fig(bw, c, fname, "rand", 1, "bytes", kn=kn)
+                        r["rand_read_amplification"] = "%.2f" % (rd[0] / rb[0])
+                        if kinds.get(c) == "szip":
+                            rc = fig(bw, c, fname, "rand", 1, "chunks", kn=kn)
+                            rt = fig(bw, c, fname, "rand", 1, "touched_chunks", kn=kn)
+                            r["rand_chunks_inflated"] = "%d" % rc[0]
+                            r["rand_chunks_touched"] = "%d" % rt[0]
+                        wp = fig(bw, c, fname, "rand", 0, "p50_ns", 1e-6, kn=kn)
+                        if wp:
+                            r["warm_rand_p50_ms"] = "%.4f" % wp[0]
+                    mc = fig(bw, c, fname, "mmap", 1, "ns", 1e-9, kn=kn)
+                    if mc:
+                        r["mmap_cold_s"], r["mmap_cold_s_min"], r["mmap_cold_s_max"] = ("%.3f" % x for x in mc)
+                        mw = fig(bw, c, fname, "mmap", 0, "ns", 1e-9, kn=kn)
+                        r["mmap_warm_s"] = "%.3f" % mw[0]
+                    sy = fig(bw, c, fname, "seq", 1, "sys_ns", 1e-9, kn=kn)
+                    if sy:
+                        r["cold_seq_sys_s"] = "%.3f" % sy[0]
+                    r["runs"] = len(sel(bw, c, fname, "seq", 1, kn))
+                    table[(bw, c, fname)] = r
+    table = ktable[k0]
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=csv_fields)
+        wr.writeheader()
+        for kn in kernels:
+            for bw in bws:
+                for c in configs:
+                    for fname in files:
+                        wr.writerow(dict(ktable[kn][(bw, c, fname)], kernel=kn))
 
     # --- markdown ---
     def mmm(t, fmt="%.2f"):
@@ -425,12 +468,111 @@ def main():
     def mb(n):
         return "%.1f" % (n / 1e6)
 
+    def kname(kn):
+        """A kernel's upstream version, and the name it was asked by: 7.3.4 (newest)."""
+        w = meta.get("kernel_" + kn, "").split()
+        if len(w) != 2:
+            return kn
+        ver = w[1].split("-")[0]
+        return ver if w[0] in (kn, ver) else "%s (%s)" % (ver, w[0])
+
+    # --- libxul.so by kernel ---
+    def by_kernel():
+        """The main file's figures of every kernel side by side, with each
+        kernel's medians over the first's: markdown lines."""
+        ff = {kn: read_firefox(kfile(kn, "firefox.txt"))[0] for kn in kernels}
+        ffbws, ffwls, ffconf = [], [], []
+        for kn in kernels:
+            for d in ff[kn]:
+                for v, lst in ((d["bw"], ffbws), (d["workload"], ffwls), (d["config"], ffconf)):
+                    if v not in lst:
+                        lst.append(v)
+
+        def ffstat(kn, bw, c, wl, key, scale=1.0):
+            return stat([float(d[key]) * scale for d in ff[kn]
+                         if d["bw"] == bw and d["config"] == c and d["workload"] == wl and key in d])
+        # (workload, unit, format, [(configuration, [(figure, device bytes) per kernel])])
+        groups = []
+
+        def add(what, unit, fmt, cs, get, key, scale):
+            """GET(kernel, configuration, key, scale): a stat of KEY in its runs."""
+            lines = []
+            for c in cs:
+                st = [(get(kn, c, key, scale), get(kn, c, "dev_bytes", 1e-6)) for kn in kernels]
+                if any(t for t, _d in st):
+                    lines.append((c, st))
+            if lines:
+                groups.append((what, unit, fmt, lines))
+
+        def run(bw, mode):
+            return lambda kn, c, key, scale: fig(bw, c, main_file, mode, 1, key, scale, kn=kn)
+        for bw in bws:
+            add("cold sequential read, %s" % bwname(bw), "s", "%.3f", configs, run(bw, "seq"),
+                "ns", 1e-9)
+        add("random 4 KiB preads p50, %s" % bwname(slow), "ms", "%.3f", configs,
+            run(slow, "rand"), "p50_ns", 1e-6)
+        add("random 4 KiB preads p99, %s" % bwname(slow), "ms", "%.2f", configs,
+            run(slow, "rand"), "p99_ns", 1e-6)
+        add("mmap, scattered, cold, %s" % bwname(slow), "s", "%.3f", configs, run(slow, "mmap"),
+            "ns", 1e-9)
+        add("Firefox's page order replayed, cold, %s" % bwname(slow), "s", "%.3f", configs,
+            run(slow, "replay"), "ns", 1e-9)
+        for bw in bws:
+            add("sendfile(), cold, %s" % bwname(bw), "s", "%.3f", configs, run(bw, "sendfile"),
+                "ns", 1e-9)
+        for wl in ffwls:
+            for bw in ffbws:
+                add("Firefox `%s` start, %s" % ("--help" if wl == "help" else "--screenshot"
+                                                if wl == "shot" else wl, bwname(bw)),
+                    "s", "%.2f", ffconf,
+                    lambda kn, c, key, scale, bw=bw, wl=wl: ffstat(kn, bw, c, wl, key, scale),
+                    "s", 1.0)
+        if not groups:
+            return []
+        x = []
+        q = x.append
+        short = [kname(kn).split(" ")[0] for kn in kernels]
+        q("## %s by kernel" % main_file)
+        q("")
+        q("| workload | configuration | " + " | ".join(kname(kn) for kn in kernels) + " | " +
+          " | ".join("%s / %s" % (v, short[0]) for v in short[1:]) +
+          " | device MB, %s |" % " / ".join(short))
+        q("|---|---|" + "---:|" * (2 * len(kernels)))
+        for what, unit, fmt, lines in groups:
+            for c, st in lines:
+                t0 = st[0][0]
+                q("| %s, %s | %s | %s | %s | %s |" % (
+                    what, unit, c, " | ".join(mmm(t, fmt) for t, _d in st),
+                    " | ".join(("%.2f" % (t[0] / t0[0])) if t and t0 and t0[0] else "–"
+                               for t, _d in st[1:]),
+                    " / ".join(("%.1f" % d[0]) if d else "–" for _t, d in st)))
+        q("")
+        q("%s; the ratio%s: the median on a kernel over the median on %s, for times and "
+          "latencies alike (above 1: slower on it).  device MB: what the workload read from "
+          "the disk, median, on each kernel (Firefox: everything the start read, not only "
+          "%s).  Each kernel's figures come from its own boots (a boot per bandwidth, and "
+          "Firefox's), so a ratio across kernels carries the noise between boots that ratios "
+          "within a boot do not: compare it with ext4's ratio in the same group, and with "
+          "the spread."
+          % ("One run each" if meta.get("repeats") == "1" else
+             "Medians of %s runs, (min–max) when they differ" % meta.get("repeats", "?"),
+             "s" if len(kernels) > 2 else "", kname(k0), main_file))
+        q("")
+        return x
+
     md = []
     p = md.append
     p("# ext4dec benchmark")
     p("")
     p("Measured %s with `%s`." % (meta.get("date", "?"), meta.get("command", "?")))
     p("")
+    if len(kernels) > 1:
+        p("Kernels: %s, each in boots of its own, the kernels' boots of a bandwidth one after "
+          "the other.  The tables are those of %s, except the last one, \"%s by kernel\", "
+          "which sets the kernels' figures side by side; every kernel's medians are in "
+          "results.csv, every run in raw.csv."
+          % (", ".join("%s: %s" % (kname(kn), kn) for kn in kernels), kname(k0), main_file))
+        p("")
     p("Setup: guest kernel %s under QEMU %s (%s), %s; host %s.  Every image is "
       "its own virtio disk opened with cache=none (no host page cache) and a "
       "read throttle (QEMU throttling.bps-read; MB = 10^6 bytes).  File: %s "
@@ -855,7 +997,7 @@ def main():
             p("")
 
     # --- Firefox, and issue 14's targets ---
-    ff_md, ff_sm, ff_targets, ff_plot = firefox_report(out)
+    ff_md, ff_sm, ff_targets, ff_plot = firefox_report(kfile(k0, "firefox.txt"))
     md.extend(ff_md)
     t14 = list(ff_targets)
     if szc:
@@ -936,9 +1078,13 @@ def main():
             ("%sx" % r["page_cache_vs_size"]) if r.get("page_cache_vs_size") else "–"))
     if ff_sm:
         sm += [""] + ff_sm
+    bk = by_kernel() if len(kernels) > 1 else []
+    if bk:
+        sm += [""] + bk[2:-2]
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(sm) + "\n")
 
+    md.extend(bk)
     p("Checksums: %d file reads in the guest matched the originals." % checked)
     p("")
     p("![cold sequential throughput and random-read latency](bench.png)")

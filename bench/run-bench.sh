@@ -10,7 +10,11 @@
 #       --src DIR        build szip and the module from DIR instead of this
 #                        checkout (e.g. a git worktree of another commit,
 #                        for before/after figures)
-#   -k, --kernel SPEC    guest kernel (default 6.12; see tests/vm/run-vm.sh)
+#   -k, --kernel SPEC    one guest kernel (see tests/vm/run-vm.sh)
+#       --kernels "A B"  guest kernels, each measured in boots of its own
+#                        (default "6.12 newest": the newest Debian line);
+#                        the report's tables are the first one's, and its
+#                        table "libxul.so by kernel" sets them side by side
 #   -n, --repeats N      runs of every workload; figures are medians (3)
 #       --bw "A B ..."   disk read bandwidths in MB/s, one boot each; 0 is
 #                        unthrottled (default "20 0").  The small files,
@@ -34,25 +38,29 @@
 #                        libxul.so plain and packed as configurations A, B
 #                        (bench/firefox.sh; default "szip-16k
 #                        szip2-zstd-32k-x86"; "" for none), at the same
-#                        bandwidths, with --repeats starts of each
+#                        bandwidths, with --repeats starts of each, on
+#                        each kernel
 #       --no-deps        do not apt-get install missing host packages
 #   -v, --verbose        stream the guest console to stderr
 #   -h, --help
 #
-# Environment: BENCH_QUICK=1, BENCH_REPEATS, BENCH_BANDWIDTHS, BENCH_CONFIGS,
-# BENCH_RAND_COUNT, BENCH_TRACE, BENCH_MODPARAMS, BENCH_FIREFOX, BENCH_JOBS (parallel
-# packing), BENCH_BOOT_TIMEOUT (seconds per boot, default 3600),
+# Environment: BENCH_KERNELS, BENCH_QUICK=1, BENCH_REPEATS, BENCH_BANDWIDTHS,
+# BENCH_CONFIGS, BENCH_RAND_COUNT, BENCH_TRACE, BENCH_MODPARAMS, BENCH_FIREFOX,
+# BENCH_JOBS (parallel packing), BENCH_BOOT_TIMEOUT (seconds per boot, default 3600),
 # EXT4DEC_KVM=1 (KVM instead of TCG),
 # EXT4DEC_CACHE (data, kernels and images; default ~/.cache/ext4dec).
 #
 # Every disk image is its own virtio disk, opened by QEMU with cache=none
 # (O_DIRECT: the host page cache holds none of it) and throttled with
 # throttling.bps-read; the guest has 2 vCPUs.  Steps: fetch the data
-# (bench/fetch-data.sh), build the images (bench/make-images.sh), fill the
-# btrfs images in a first boot (once; cached), then one boot per bandwidth
-# running the workloads (bench/guest-init.sh, bench/benchio.c), then
-# bench/report.py writes results.md, results.csv, raw.csv and bench.png in
-# the results directory and prints the table.
+# (bench/fetch-data.sh), build the images (bench/make-images.sh) and the
+# module for each kernel, fill the btrfs images in a first boot (once;
+# cached), then one boot per bandwidth and kernel running the workloads
+# (bench/guest-init.sh, bench/benchio.c), the kernels' boots of a bandwidth
+# one after the other, then bench/report.py writes results.md, results.csv,
+# raw.csv and bench.png in the results directory and prints the tables.
+# Each kernel's files are named by its release: results-KVER-bwN.log,
+# firefox-KVER.txt.
 #
 # Exit status: 0 success, 1 failure (named on stderr), 2 usage error.
 
@@ -66,7 +74,8 @@ top=$(cd "$here/.." && pwd)
 # The whole script is one function: bash parses it all before running, so
 # editing the file during a run does not break the run.
 main() {
-	out=$top/build/bench src=$top kspec=${BENCH_KERNEL:-6.12} mem=2048 deps=1 verbose=0
+	out=$top/build/bench src=$top mem=2048 deps=1 verbose=0
+	kernels=${BENCH_KERNELS:-${BENCH_KERNEL:-6.12 newest}}
 	modparams=${BENCH_MODPARAMS:-}
 	quick=${BENCH_QUICK:-0}
 	repeats=${BENCH_REPEATS:-} bws=${BENCH_BANDWIDTHS:-} configs=${BENCH_CONFIGS:-}
@@ -76,6 +85,7 @@ main() {
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--rand) bench_need_arg "$@"; rand=$2; shift 2 ;;
+		-k | --kernel | --kernels) bench_need_arg "$@"; kernels=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--mem) bench_need_arg "$@"; mem=$2; shift 2 ;;
 		--firefox) bench_need_arg "$@"; firefox=$2; shift 2 ;;
@@ -97,6 +107,8 @@ main() {
 	all) configs=$(for c in "${bench_all_configs[@]}"; do echo "${c%% *}"; done) ;;
 	esac
 	bench_check_runs "$repeats" "$bws"
+	read -r -a kspecs <<<"$kernels"
+	[[ ${#kspecs[@]} -gt 0 ]] || { bench_log "--kernels: no kernel"; exit 2; }
 	[[ $rand =~ ^[0-9]+$ ]] || { bench_log "--rand: not a number: $rand"; exit 2; }
 	for c in $configs; do
 		bench_config "$c" || { bench_log "unknown configuration '$c' (see bench/lib.sh)"; exit 2; }
@@ -133,22 +145,35 @@ main() {
 		rm -rf "$work"
 	}
 	trap cleanup EXIT
-	rm -f "$out"/results-*.log "$out"/console-*.log "$out"/results.* "$out"/raw.csv "$out"/bench.png
+	rm -f "$out"/results-*.log "$out"/console-*.log "$out"/qemu-*.log "$out"/qemu-cmd-*.txt \
+		"$out"/build-module*.log "$out"/firefox*.txt "$out"/firefox-*.log \
+		"$out"/results.* "$out"/raw.csv "$out"/bench.png
 
-	# --- kernel, module, tools ------------------------------------------------------
-	kver=$(vm_kernel_for "$kspec")
-	vm_kernel_paths "$kver"
-	bench_log "kernel $kver; building szip and ext4dec.ko from $src"
+	# --- kernels and their modules, tools ---------------------------------------------
+	# Every kernel first: one that cannot be fetched or built for stops the
+	# run before the boots.  A kernel named twice (6.12 and its ABI) runs once.
+	kvers=()
+	declare -A kspec_of=()
+	for s in "${kspecs[@]}"; do
+		kver=$(vm_kernel_for "$s") || bench_die "cannot fetch kernel $s"
+		[[ -z ${kspec_of[$kver]+x} ]] || continue
+		kspec_of[$kver]=$s
+		kvers+=("$kver")
+	done
+	bench_log "kernels ${kvers[*]}; building szip, and ext4dec.ko for each, from $src"
 	make -s -C "$src" tool >&2 || bench_die "building szip in $src failed"
 	szip=$src/tools/szip/szip
-	mkdir -p "$work/mod"
-	cp -r "$src/Kbuild" "$src/include" "$src/szip" "$src/ext4dec" "$work/mod/"
-	if ! make -C "$K_KDIR" M="$work/mod" EXT4DEC_SRCDIR="$src" -j"$(nproc)" modules \
-		>"$out/build-module.log" 2>&1; then
-		tail -n 20 "$out/build-module.log" >&2
-		bench_die "building ext4dec.ko against $K_KDIR failed; see $out/build-module.log"
-	fi
-	ko=$work/mod/ext4dec.ko
+	for kver in "${kvers[@]}"; do
+		vm_kernel_paths "$kver"
+		mkdir -p "$work/mod-$kver"
+		cp -r "$src/Kbuild" "$src/include" "$src/szip" "$src/ext4dec" "$work/mod-$kver/"
+		# in the build root of the kernel's release for a newer suite's kernel
+		if ! vm_kmake "$kver" -C "$K_KDIR" M="$work/mod-$kver" EXT4DEC_SRCDIR="$src" -j"$(nproc)" \
+			modules >"$out/build-module-$kver.log" 2>&1; then
+			tail -n 20 "$out/build-module-$kver.log" >&2
+			bench_die "building ext4dec.ko against $K_KDIR failed; see $out/build-module-$kver.log"
+		fi
+	done
 	benchio=$out/benchio
 	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 		-Wmissing-prototypes -o "$benchio" "$here/benchio.c" ||
@@ -164,17 +189,9 @@ main() {
 	main_file=$(head -n1 "$out/manifest.tsv" | cut -f1)
 	sed -n 's/^SKIP\t\([^\t]*\)\t/\1: /p' "$out/images.tsv" | while read -r l; do bench_log "skipped $l"; done
 
-	# --- initramfs (tests/vm/lib.sh's vm_* helpers) -------------------------------------
+	# --- initramfs, one per kernel (tests/vm/lib.sh's vm_* helpers) ----------------------
 	busybox=$(vm_guest_busybox)
 	kmod=$(vm_find_tool kmod) || bench_die "kmod not found"
-	root=$work/root
-	vm_guest_root "$root" "$busybox" "$kmod"
-	for t in chattr lsattr compsize; do
-		p=$(vm_find_tool "$t") || bench_die "$t not found"
-		vm_add_bin "$root" "$p"
-	done
-	vm_add_bin "$root" "$benchio"
-	vm_add_bin "$root" "$szip"
 	modules="virtio_pci virtio_blk"
 	for c in $configs; do
 		bench_config "$c"
@@ -182,29 +199,43 @@ main() {
 		squashfs | erofs | btrfs) [[ " $modules " == *" $C_KIND "* ]] || modules+=" $C_KIND" ;;
 		esac
 	done
-	for m in $modules; do vm_add_module_closure "$root" "$kver" "$m"; done
-	vm_add_ko "$root" "$kver" "$ko"
-	vm_depmod "$root" "$kver"
-	if [[ -n $modparams ]]; then
-		mkdir -p "$root/etc/modprobe.d"
-		echo "options ext4dec $modparams" >"$root/etc/modprobe.d/ext4dec.conf"
-	fi
-	cp "$here/guest-init.sh" "$root/init"
-	cp "$here/graph-sum.awk" "$here/firefox-libxul.trace" "$root/etc/"
-	chmod 0755 "$root/init"
-	{
-		vm_cpio_dev_console
-		vm_pack_cpio "$root"
-	} >"$work/base.cpio"
+	for kver in "${kvers[@]}"; do
+		vm_kernel_paths "$kver"
+		root=$work/root-$kver
+		vm_guest_root "$root" "$busybox" "$kmod"
+		for t in chattr lsattr compsize; do
+			p=$(vm_find_tool "$t") || bench_die "$t not found"
+			vm_add_bin "$root" "$p"
+		done
+		vm_add_bin "$root" "$benchio"
+		vm_add_bin "$root" "$szip"
+		for m in $modules; do vm_add_module_closure "$root" "$kver" "$m"; done
+		vm_add_ko "$root" "$kver" "$work/mod-$kver/ext4dec.ko"
+		vm_depmod "$root" "$kver"
+		if [[ -n $modparams ]]; then
+			mkdir -p "$root/etc/modprobe.d"
+			echo "options ext4dec $modparams" >"$root/etc/modprobe.d/ext4dec.conf"
+		fi
+		cp "$here/guest-init.sh" "$root/init"
+		cp "$here/graph-sum.awk" "$here/firefox-libxul.trace" "$root/etc/"
+		chmod 0755 "$root/init"
+		{
+			vm_cpio_dev_console
+			vm_pack_cpio "$root"
+		} >"$work/base-$kver.cpio"
+		rm -rf "$root"
+	done
 
 	# --- boots ----------------------------------------------------------------------------
 	image_of() { awk -F'\t' -v c="$1" '$1 == "IMAGE" && $2 == c { print $4 }' "$out/images.tsv"; }
 
-	# boot LABEL MODE BW CONFIG...: one VM run; results in $out/results-LABEL.log
+	# boot KVER LABEL MODE BW CONFIG...: one VM run of kernel KVER; results in
+	# $out/results-LABEL.log
 	boot() {
-		local label=$1 mode=$2 bw=$3 c img n=0 drives=() disks='' conf res con rc=0 ro chunk thr opts
+		local kver=$1 label=$2 mode=$3 bw=$4 c img n=0 drives=() disks='' conf res con rc=0 ro chunk thr opts
 		local limit=${BENCH_BOOT_TIMEOUT:-3600}
-		shift 3
+		shift 4
+		vm_kernel_paths "$kver"
 		for c in "$@"; do
 			img=$(image_of "$c")
 			[[ -n $img ]] || continue
@@ -247,7 +278,7 @@ main() {
 			printf 'BENCH_ALL_FILES=%q\n' "$B_SUM"
 			printf 'BENCH_MODULES=%q\n' "$modules ext4dec"
 		} >"$conf/etc/bench.conf"
-		cat "$work/base.cpio" >"$work/initrd"
+		cat "$work/base-$kver.cpio" >"$work/initrd"
 		vm_pack_cpio "$conf" >>"$work/initrd"
 
 		res=$out/results-$label.log con=$out/console-$label.log
@@ -260,7 +291,7 @@ main() {
 			"${drives[@]}"
 		)
 		printf '%q ' "${qemu_cmd[@]}" >"$out/qemu-cmd-$label.txt"
-		bench_log "boot $label: $mode, ${n} disks, bandwidth $([[ $bw -gt 0 ]] && echo "$bw MB/s" || echo unthrottled), $VM_ACCEL_NAME"
+		bench_log "boot $label: $mode, kernel $kver, ${n} disks, bandwidth $([[ $bw -gt 0 ]] && echo "$bw MB/s" || echo unthrottled), $VM_ACCEL_NAME"
 		touch "$res"
 		# progress lines; tail ends with this script at the latest
 		# (the process substitution first: it inherits stderr before 2>/dev/null)
@@ -301,7 +332,7 @@ main() {
 	done
 	if [[ ${#fill[@]} -gt 0 ]]; then
 		B_RAND=0 B_MMAP=0 B_DECODE=0 B_SUM=0 B_TRACE=''
-		boot fill fill 0 ext4 "${fill[@]}"
+		boot "${kvers[0]}" fill fill 0 ext4 "${fill[@]}"
 		for c in "${fill[@]}"; do
 			img=$(image_of "$c")
 			grep "^COMPSIZE $c " "$out/results-fill.log" >"$img.filled"
@@ -347,20 +378,32 @@ main() {
 		fi
 		# the userspace decode in the last boot (fastest disk: least waiting)
 		if [[ $bw == "${bwlist[-1]}" ]]; then B_DECODE=1; else B_DECODE=0; fi
-		# shellcheck disable=SC2086
-		boot "bw$bw" measure "$bw" $configs
+		# the kernels one after the other at each bandwidth: their figures
+		# come from neighbouring boots
+		for kver in "${kvers[@]}"; do
+			# shellcheck disable=SC2086
+			boot "$kver" "$kver-bw$bw" measure "$bw" $configs
+		done
 		first=0
 	done
 
-	# --- Firefox's cold start ----------------------------------------------------------------
-	rm -f "$out/firefox.txt"
+	# --- Firefox's cold start, per kernel -----------------------------------------------------
 	if [[ -n $firefox ]]; then
 		ffw="help shot"
 		[[ $quick != 1 ]] || ffw=help
-		# shellcheck disable=SC2086 # word lists
-		"$here/firefox.sh" -o "$out" --src "$src" -k "$kspec" -n "$repeats" --bw "$bws" \
-			--configs "ext4 $firefox" --workloads "$ffw" ${modparams:+--modparams "$modparams"} ||
-			bench_die "the Firefox start (bench/firefox.sh) failed"
+		for kver in "${kvers[@]}"; do
+			bench_log "firefox: kernel $kver"
+			rm -rf "$work/firefox"
+			rc=0
+			# shellcheck disable=SC2086 # word lists
+			"$here/firefox.sh" -o "$work/firefox" --src "$src" -k "$kver" -n "$repeats" --bw "$bws" \
+				--configs "ext4 $firefox" --workloads "$ffw" ${modparams:+--modparams "$modparams"} || rc=$?
+			# firefox.txt and firefox-bwN.log, named by the kernel
+			for f in "$work/firefox"/firefox*; do
+				[[ ! -f $f ]] || mv "$f" "$out/firefox-$kver${f##*/firefox}"
+			done
+			[[ $rc -eq 0 ]] || bench_die "the Firefox start (bench/firefox.sh) failed on $kver; see $out/firefox-$kver-bw*.log"
+		done
 	fi
 
 	# --- report ------------------------------------------------------------------------------
@@ -368,7 +411,11 @@ main() {
 	{
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "command=${BENCH_COMMAND:-bench/run-bench.sh}"
-		echo "kernel=$kver ($(vm_kernel_info "$kver" image_pkg) $(vm_kernel_info "$kver" version))"
+		echo "kernel=${kvers[0]} ($(vm_kernel_info "${kvers[0]}" image_pkg) $(vm_kernel_info "${kvers[0]}" version))"
+		echo "kernels=${kvers[*]}"
+		for kver in "${kvers[@]}"; do
+			echo "kernel_$kver=${kspec_of[$kver]} $(vm_kernel_info "$kver" version)"
+		done
 		echo "accel=$VM_ACCEL_NAME"
 		echo "qemu=$("$qemu" --version | head -n1)"
 		echo "host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
