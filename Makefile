@@ -5,8 +5,10 @@
 #   make              build the szip tool, and ext4dec.ko against KDIR
 #   make check        install what the tests need, then run every test
 #                     suite (what CI runs): host suites, kernel lint, the
-#                     selftests in QEMU on Debian's 6.1 and 6.12 cloud
-#                     kernels and on a debug (KASAN, lockdep, KFENCE,
+#                     selftests, stress and the libxul check in QEMU on
+#                     the kernel lines of tests/kernels (Debian's 6.1,
+#                     6.12 and newest cloud kernels) and on a debug
+#                     (KASAN, lockdep, KFENCE,
 #                     UBSAN) kernel built from Debian's linux-source of the
 #                     newest line, 7.3 (DEBUG_KERNELS= skips it,
 #                     DEBUG_KERNELS=debug-6.1 takes 6.1's), stress cut
