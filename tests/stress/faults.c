@@ -88,6 +88,16 @@ static struct tfile tfiles[] = {
 	{ "x86-16k", (200 << 10) + 333, "--filter=x86", NULL, NULL, 0, 16384 },
 };
 
+/*
+ * Where the kernel's zstd takes a dictionary (6.12), the first file is a
+ * zstd one with a dictionary instead: its decoder dictionary is built
+ * before the block map is read, and must be freed when that fails.
+ */
+static const struct tfile zstd_dict_file = {
+	"zdict4k", 96 << 10, "--codec=zstd --level=3 --chunk-size=4096 --dict=2048",
+	NULL, NULL, 0, 4096
+};
+
 /* counts for the summary; random_seen: operations of the random rounds
  * that an injected fault made fail (cleanly) */
 static long injected, clean_errors, successes, verify_reads, sigbus, eio;
@@ -801,6 +811,8 @@ static int setup(void)
 	mkdir(cdir, 0755);
 	if (set_compr(cdir, true))
 		return -1;
+	if (kernel_at_least(6, 12))
+		tfiles[0] = zstd_dict_file;
 	for (size_t i = 0; i < sizeof(tfiles) / sizeof(tfiles[0]); i++) {
 		struct tfile *f = &tfiles[i];
 		char orig[512];
