@@ -59,8 +59,14 @@ static int ext4dec_hook_install(struct ext4dec_hook *hook)
 	int err;
 
 	hook->ops.func = ext4dec_ftrace_thunk;
+	/*
+	 * Permanent: sysctl kernel.ftrace_enabled=0 fails with EBUSY while
+	 * the hooks are in, instead of silently bypassing them while inodes
+	 * are active (evictions, chattr and the data ioctls would reach
+	 * ext4 unchecked).
+	 */
 	hook->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION |
-			  FTRACE_OPS_FL_IPMODIFY;
+			  FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_PERMANENT;
 	err = ftrace_set_filter_ip(&hook->ops, hook->address, 0, 0);
 	if (err) {
 		pr_err("hook %s: not traceable (ftrace_set_filter_ip: %pe)\n",
@@ -71,7 +77,7 @@ static int ext4dec_hook_install(struct ext4dec_hook *hook)
 	if (err) {
 		pr_err("hook %s: %s (register_ftrace_function: %pe)\n",
 		       hook->name, err == -EBUSY ?
-		       "redirected already, by a livepatch or another module" :
+		       "redirected already (a livepatch, another module) or ftrace off" :
 		       "not traceable", ERR_PTR(err));
 		ftrace_set_filter_ip(&hook->ops, hook->address, 1, 0);
 		return err;

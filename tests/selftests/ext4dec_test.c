@@ -312,6 +312,35 @@ TEST_F_TIMEOUT(ext4dec, chattr_plus_c_activates_stat_sizes, SLOW)
 	EXPECT_GT(DATA_SIZE / 2, raw.st_size);
 }
 
+/*
+ * The hooks are permanent ftrace users: while the module is loaded,
+ * sysctl kernel.ftrace_enabled=0 fails with EBUSY instead of silently
+ * turning them off under active inodes (7.x refuses it to everyone).
+ */
+TEST_F(ext4dec, ftrace_cannot_be_turned_off)
+{
+	const char *knob = "/proc/sys/kernel/ftrace_enabled";
+	int fd = open(knob, O_WRONLY);
+	ssize_t r;
+	int err;
+
+	if (fd < 0)
+		SKIP(return, "no %s", knob);
+	r = write(fd, "0\n", 2);
+	err = r < 0 ? errno : 0;
+	if (r == 2) {
+		/* turned off: put it back before anything else runs */
+		lseek(fd, 0, SEEK_SET);
+		if (write(fd, "1\n", 2) != 2)
+			TH_LOG("cannot turn ftrace back on: %s", strerror(errno));
+	}
+	close(fd);
+	/* EOPNOTSUPP: a kernel that never turns ftrace off (7.x) */
+	EXPECT_TRUE(err == EBUSY || err == EOPNOTSUPP) {
+		TH_LOG("ftrace_enabled=0: %s", r == 2 ? "accepted" : strerror(err));
+	}
+}
+
 TEST_F(ext4dec, lsattr_shows_c)
 {
 	EXPECT_EQ(0, run("lsattr '%s' | grep -q '^[^ ]*c[^ ]* '", path("c16k")));
