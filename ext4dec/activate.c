@@ -19,11 +19,14 @@
  * "no other open file" checked at deactivation stays true.
  *
  * ioctls that move or rewrite data run only on inactive inodes, and hold
- * activation off while they run (ext4dec_ioctl()).
+ * activation off while they run (ext4dec_ioctl()).  Reads through ext4's
+ * file operations that an activation or deactivation runs across are done
+ * again (the view counters below, and file.c).
  */
 #include "ext4dec.h"
 
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/slab.h>
 
 static DEFINE_SPINLOCK(ext4dec_lock);
@@ -31,16 +34,84 @@ static LIST_HEAD(ext4dec_active);
 static bool ext4dec_shutting_down;
 
 /*
- * Inactive inodes with a data ioctl in progress: activation waits for
- * none (fs-verity enabling, for one, writes through the address space
- * operations for a long time).
+ * Inactive inodes held raw (ext4dec_hold_raw()): a data ioctl in progress
+ * (fs-verity enabling, for one, writes through the address space
+ * operations for a long time), or a read through ext4's file operations
+ * that is not to see the inode change.  Activation fails with -EBUSY
+ * while one is held; it waits for none.
  */
-struct ext4dec_busy_ioctl {
-	struct list_head list;
-	struct inode *inode;
-};
+static LIST_HEAD(ext4dec_raw_holds);
 
-static LIST_HEAD(ext4dec_busy_ioctls);
+/*
+ * Changes of view.  Activation and deactivation change what a read of the
+ * inode returns: raw bytes up to the raw size, or uncompressed ones up to
+ * the uncompressed size.  A read through ext4's file operations that
+ * started before may run across the change and return parts of both
+ * (folios and size found on either side of it), so it samples the change
+ * counters of the inode's slot before, checks them after, and is done
+ * again if they moved (ext4dec_file_read()).  Inodes that hash to the same
+ * slot share it: a change of another inode costs a needless second read,
+ * never a missed one.  @begun is bumped before a change and @ended after:
+ * they differ while one is under way.
+ */
+#define EXT4DEC_VIEW_BITS	6
+
+static struct ext4dec_view_slot {
+	atomic_t begun;
+	atomic_t ended;
+} ext4dec_view_slots[1 << EXT4DEC_VIEW_BITS];
+
+static struct ext4dec_view_slot *ext4dec_view_slot(const struct inode *inode)
+{
+	return &ext4dec_view_slots[hash_ptr(inode, EXT4DEC_VIEW_BITS)];
+}
+
+static void ext4dec_view_change_begin(const struct inode *inode)
+{
+	atomic_inc(&ext4dec_view_slot(inode)->begun);
+	/* the count before anything of the change */
+	smp_mb__after_atomic();
+}
+
+static void ext4dec_view_change_end(const struct inode *inode)
+{
+	/* the whole change before the count */
+	smp_mb__before_atomic();
+	atomic_inc(&ext4dec_view_slot(inode)->ended);
+}
+
+/**
+ * ext4dec_view_sample() - note the view of an inode before a read
+ * @inode: the inode
+ * @seq: set to what ext4dec_view_changed() compares with
+ *
+ * Return: false if the view of @inode may be changing now.
+ */
+bool ext4dec_view_sample(const struct inode *inode, unsigned int *seq)
+{
+	struct ext4dec_view_slot *slot = ext4dec_view_slot(inode);
+	unsigned int ended = atomic_read(&slot->ended);
+
+	smp_rmb();	/* @ended before @begun: equal, nothing was under way */
+	*seq = atomic_read(&slot->begun);
+	smp_rmb();	/* before the read's own loads */
+	return *seq == ended;
+}
+
+/**
+ * ext4dec_view_changed() - whether the view of an inode may have changed
+ *	since ext4dec_view_sample()
+ * @inode: the inode
+ * @seq: from ext4dec_view_sample()
+ *
+ * Return: true if a change began since: what was read in between may mix
+ * both views.
+ */
+bool ext4dec_view_changed(const struct inode *inode, unsigned int seq)
+{
+	smp_rmb();	/* after the read's own loads */
+	return atomic_read(&ext4dec_view_slot(inode)->begun) != seq;
+}
 
 /*
  * Publish (or, with NULL, withdraw) @inode's state.  Whoever finds it
@@ -107,16 +178,55 @@ static void ext4dec_install(struct ext4dec_inode *ei)
 	i_size_write(inode, ei->sf.info.size);
 }
 
-/* Whether a data ioctl runs on @inode: activation must wait. */
-static bool ext4dec_ioctl_busy_locked(struct inode *inode)
+/* Whether @inode is held raw: activation must wait. */
+static bool ext4dec_held_raw_locked(struct inode *inode)
 {
-	struct ext4dec_busy_ioctl *b;
+	struct ext4dec_raw_hold *h;
 
 	lockdep_assert_held(&ext4dec_lock);
-	list_for_each_entry(b, &ext4dec_busy_ioctls, list)
-		if (b->inode == inode)
+	list_for_each_entry(h, &ext4dec_raw_holds, list)
+		if (h->inode == inode)
 			return true;
 	return false;
+}
+
+/**
+ * ext4dec_hold_raw() - keep an inactive inode inactive
+ * @inode: the inode
+ * @hold: the caller's, until ext4dec_release_raw()
+ *
+ * The inode lock, which activation holds from start to end, orders the
+ * check against activations: none is under way once this returns.
+ *
+ * Context: process; takes the inode lock, so the caller must not hold it.
+ * Return: true if @inode is held (its activations fail with -EBUSY until
+ * ext4dec_release_raw()), false if it is active.
+ */
+bool ext4dec_hold_raw(struct inode *inode, struct ext4dec_raw_hold *hold)
+{
+	bool held = false;
+
+	hold->inode = inode;
+	inode_lock(inode);
+	spin_lock(&ext4dec_lock);
+	if (!ext4dec_state(inode)) {
+		list_add(&hold->list, &ext4dec_raw_holds);
+		held = true;
+	}
+	spin_unlock(&ext4dec_lock);
+	inode_unlock(inode);
+	return held;
+}
+
+/**
+ * ext4dec_release_raw() - let an inode held by ext4dec_hold_raw() go
+ * @hold: the hold
+ */
+void ext4dec_release_raw(struct ext4dec_raw_hold *hold)
+{
+	spin_lock(&ext4dec_lock);
+	list_del(&hold->list);
+	spin_unlock(&ext4dec_lock);
 }
 
 /**
@@ -166,16 +276,18 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
 	err = ext4dec_shutting_down ? -ENODEV : 0;
-	if (!err && ext4dec_ioctl_busy_locked(inode))
+	if (!err && ext4dec_held_raw_locked(inode))
 		err = -EBUSY;	/* e.g. fs-verity being enabled: it writes */
 	if (!err)
 		list_add(&ei->list, &ext4dec_active);
 	spin_unlock(&ext4dec_lock);
 	if (!err) {
+		ext4dec_view_change_begin(inode);
 		ext4dec_install(ei);
 		spin_lock(&ext4dec_lock);
 		ext4dec_set_state(inode, ei);
 		spin_unlock(&ext4dec_lock);
+		ext4dec_view_change_end(inode);
 	}
 	filemap_invalidate_unlock(mapping);
 	if (err) {
@@ -231,6 +343,7 @@ static int __ext4dec_deactivate(struct inode *inode, unsigned int own_opens,
 
 	lockdep_assert_held_write(&inode->i_rwsem);
 	filemap_invalidate_lock(mapping);
+	ext4dec_view_change_begin(inode);
 	spin_lock(&ext4dec_lock);
 	ei = ext4dec_state(inode);
 	if (ei && !force &&
@@ -241,6 +354,7 @@ static int __ext4dec_deactivate(struct inode *inode, unsigned int own_opens,
 	spin_unlock(&ext4dec_lock);
 	if (!err && ei)
 		ext4dec_teardown(ei);
+	ext4dec_view_change_end(inode);
 	filemap_invalidate_unlock(mapping);
 	return err;
 }
@@ -358,8 +472,7 @@ static bool ext4dec_ioctl_allowed(unsigned int cmd)
  * @arg: argument
  *
  * An ioctl outside the allowed list runs on an inactive inode only, and
- * keeps it inactive while it runs: the inode lock, which activation holds
- * from start to end, orders the check against activations.
+ * keeps it inactive while it runs (ext4dec_hold_raw()).
  *
  * Return: -EOPNOTSUPP for an ioctl an active inode refuses, else what
  * ext4 returns.
@@ -367,28 +480,14 @@ static bool ext4dec_ioctl_allowed(unsigned int cmd)
 long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct inode *inode = file_inode(file);
-	struct ext4dec_busy_ioctl busy = { .inode = inode };
-	bool added = false;
+	struct ext4dec_raw_hold hold;
 	long ret;
 
 	if (ext4dec_ioctl_allowed(cmd) || !S_ISREG(inode->i_mode))
 		return ext4dec_ext4_ioctl(file, cmd, arg);
-	if (ext4dec_state(inode))
+	if (ext4dec_state(inode) || !ext4dec_hold_raw(inode, &hold))
 		return -EOPNOTSUPP;
-	inode_lock(inode);
-	spin_lock(&ext4dec_lock);
-	if (!ext4dec_state(inode)) {
-		list_add(&busy.list, &ext4dec_busy_ioctls);
-		added = true;
-	}
-	spin_unlock(&ext4dec_lock);
-	inode_unlock(inode);
-	if (!added)
-		return -EOPNOTSUPP;
-
 	ret = ext4dec_ext4_ioctl(file, cmd, arg);
-	spin_lock(&ext4dec_lock);
-	list_del(&busy.list);
-	spin_unlock(&ext4dec_lock);
+	ext4dec_release_raw(&hold);
 	return ret;
 }

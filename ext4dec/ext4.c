@@ -50,6 +50,8 @@ static const struct ext4dec_target_info {
 	[EXT4DEC_FILE_GETATTR] = { "ext4_file_getattr", EXT4DEC_IOPS, "getattr" },
 	[EXT4DEC_FILEATTR_SET] = { "ext4_fileattr_set", EXT4DEC_IOPS, "fileattr_set" },
 	[EXT4DEC_IOCTL] = { "ext4_ioctl", EXT4DEC_FOPS, "unlocked_ioctl" },
+	[EXT4DEC_READ_ITER] = { "ext4_file_read_iter", EXT4DEC_FOPS, "read_iter" },
+	[EXT4DEC_LLSEEK] = { "ext4_llseek", EXT4DEC_FOPS, "llseek" },
 	[EXT4DEC_EVICT_INODE] = { "ext4_evict_inode", EXT4DEC_SOPS, "evict_inode" },
 };
 
@@ -62,6 +64,8 @@ static struct {
 	int (*fileattr_set)(struct mnt_idmap *idmap, struct dentry *dentry,
 			    struct fileattr *fa);
 	long (*ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
+	ssize_t (*read_iter)(struct kiocb *iocb, struct iov_iter *to);
+	loff_t (*llseek)(struct file *file, loff_t offset, int whence);
 	void (*evict_inode)(struct inode *inode);
 	const struct iomap_ops *report_ops;
 	const struct address_space_operations *journalled_aops;
@@ -115,6 +119,10 @@ static const void *ext4dec_target_fn(enum ext4dec_target t)
 		return ext4dec_ext4_fns.fileattr_set;
 	case EXT4DEC_IOCTL:
 		return ext4dec_ext4_fns.ioctl;
+	case EXT4DEC_READ_ITER:
+		return ext4dec_ext4_fns.read_iter;
+	case EXT4DEC_LLSEEK:
+		return ext4dec_ext4_fns.llseek;
 	case EXT4DEC_EVICT_INODE:
 		return ext4dec_ext4_fns.evict_inode;
 	default:
@@ -175,6 +183,8 @@ static int ext4dec_ext4_resolve(void)
 	if (fops) {
 		ext4dec_ext4_fns.file_open = fops->open;
 		ext4dec_ext4_fns.ioctl = fops->unlocked_ioctl;
+		ext4dec_ext4_fns.read_iter = fops->read_iter;
+		ext4dec_ext4_fns.llseek = fops->llseek;
 	}
 	if (iops) {
 		ext4dec_ext4_fns.file_getattr = iops->getattr;
@@ -295,6 +305,31 @@ int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	return ext4dec_ext4_fns.ioctl(file, cmd, arg);
+}
+
+/**
+ * ext4dec_ext4_read_iter() - ext4_file_read_iter()
+ * @iocb: the read
+ * @to: where to
+ *
+ * Return: what ext4 returns.
+ */
+ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	return ext4dec_ext4_fns.read_iter(iocb, to);
+}
+
+/**
+ * ext4dec_ext4_llseek() - ext4_llseek()
+ * @file: the file
+ * @offset: the offset
+ * @whence: SEEK_*
+ *
+ * Return: what ext4 returns.
+ */
+loff_t ext4dec_ext4_llseek(struct file *file, loff_t offset, int whence)
+{
+	return ext4dec_ext4_fns.llseek(file, offset, whence);
 }
 
 /**

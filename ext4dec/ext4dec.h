@@ -95,15 +95,15 @@ struct ext4dec_extent {
  *				(the caller of ext4dec_activate(),
  *				ext4dec_deactivate() and
  *				ext4dec_deactivate_force() holds it), and
- *				the data ioctls' check against them
- *				(ext4dec_ioctl())
+ *				the check of a raw hold against them
+ *				(ext4dec_hold_raw())
  *   the mapping's invalidate lock	installing and removing ext4dec's
  *				operations and page cache, against reads
  *				and faults (eviction removes them without
  *				it: nobody else can reach the inode)
  *   ext4dec_lock (spinlock)	static in activate.c: the list of active
- *				inodes, shutting down, the data ioctls in
- *				progress, and every change of
+ *				inodes, shutting down, the inodes held raw,
+ *				and every change of
  *				@inode->i_private (ext4dec_set_state());
  *				opens count themselves under it
  *				(ext4dec_open_get()).  igrab() takes the
@@ -132,7 +132,8 @@ struct ext4dec_extent {
  *	open file, one per read in progress
  * @rcu: frees the structure after readers that found it through
  *	@inode->i_private are done
- * @opens: open files using ext4dec's file operations
+ * @opens: open files using ext4dec's file operations, and reads in
+ *	progress through files opened with ext4's (ext4dec_file_read())
  * @sf: the validated szip header, and pointers into @meta for the
  *	dictionary and the tables (szip_file_set_meta())
  * @meta: dictionary, offset table and checksum table (kvmalloc'ed)
@@ -273,6 +274,8 @@ enum ext4dec_target {
 	EXT4DEC_FILE_GETATTR,
 	EXT4DEC_FILEATTR_SET,
 	EXT4DEC_IOCTL,
+	EXT4DEC_READ_ITER,
+	EXT4DEC_LLSEEK,
 	EXT4DEC_EVICT_INODE,
 	EXT4DEC_NR_TARGETS
 };
@@ -289,6 +292,8 @@ int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 			      struct fileattr *fa);
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg);
+ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to);
+loff_t ext4dec_ext4_llseek(struct file *file, loff_t offset, int whence);
 void ext4dec_ext4_evict_inode(struct inode *inode);
 int ext4dec_ext4_flags(struct inode *inode, struct dentry *dentry, u32 *flags);
 bool ext4dec_ext4_journalled(const struct inode *inode);
@@ -309,6 +314,21 @@ struct ext4dec_inode *ext4dec_open_get(struct inode *inode);
 void ext4dec_open_put(struct ext4dec_inode *ei);
 long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
+/**
+ * struct ext4dec_raw_hold - an inactive inode kept inactive
+ * @list: entry in activate.c's list of holds, under ext4dec_lock
+ * @inode: the inode
+ */
+struct ext4dec_raw_hold {
+	struct list_head list;
+	struct inode *inode;
+};
+
+bool ext4dec_hold_raw(struct inode *inode, struct ext4dec_raw_hold *hold);
+void ext4dec_release_raw(struct ext4dec_raw_hold *hold);
+bool ext4dec_view_sample(const struct inode *inode, unsigned int *seq);
+bool ext4dec_view_changed(const struct inode *inode, unsigned int seq);
+
 /* load.c */
 int ext4dec_refuse(struct inode *inode, struct dentry *dentry,
 		   enum ext4dec_refusal why, const char *detail);
@@ -324,6 +344,8 @@ void ext4dec_free_state(struct ext4dec_inode *ei);
 /* file.c */
 extern const struct file_operations ext4dec_fops;
 bool ext4dec_file_live(struct file *file);
+ssize_t ext4dec_file_read(struct kiocb *iocb, struct iov_iter *to);
+loff_t ext4dec_file_llseek(struct file *file, loff_t offset, int whence);
 
 /* mmap.c */
 int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);

@@ -11,8 +11,13 @@
  * Files get these operations from the ext4_file_open() hook (the inode's
  * i_fop stays ext4's).  Each open file holds a reference on the inode's
  * state in private_data.  If the inode is deactivated while the file stays
- * open (chattr -c run by the process holding it), the file falls back to
- * ext4's operations.
+ * open (chattr -c run by the process holding it), the file reads as one
+ * opened with ext4's operations.
+ *
+ * Files opened with ext4's operations (before activation, or while the
+ * inode could not be served) read and seek through the hooks of
+ * ext4_file_read_iter() and ext4_llseek(): an active inode decompressed,
+ * an inactive one raw, and no read a mix of both (ext4dec_file_read()).
  */
 #include "ext4dec.h"
 
@@ -99,10 +104,78 @@ static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct file *file = iocb->ki_filp;
 
 	if (!ext4dec_file_live(file))
-		return ext4dec_file_state(file)->orig_fop->read_iter(iocb, to);
+		return ext4dec_file_read(iocb, to);
 	ext4dec_grow_readahead(file);
 	iocb->ki_flags &= ~IOCB_DIRECT;
 	return filemap_read(iocb, to, 0);
+}
+
+/*
+ * Read an active inode through a file without ext4dec's operations: as
+ * ext4dec_read_iter() does, but the file was opened with FMODE_NOWAIT,
+ * a promise a read of compressed data cannot keep.
+ */
+static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
+{
+	if (iocb->ki_flags & IOCB_NOWAIT)
+		return -EAGAIN;
+	ext4dec_grow_readahead(iocb->ki_filp);
+	iocb->ki_flags &= ~IOCB_DIRECT;
+	return filemap_read(iocb, to, 0);
+}
+
+/**
+ * ext4dec_file_read() - read through a file without live ext4dec operations
+ * @iocb: the read
+ * @to: where to
+ *
+ * For the hook of ext4_file_read_iter(), and for files with ext4dec's
+ * operations whose inode was deactivated.  An inactive inode is read by
+ * ext4, raw; an active one decompressed, direct reads included, while the
+ * read holds off deactivation as an open file does.  A read of an
+ * inactive inode that an activation or deactivation ran across is done
+ * again: holding the inode raw, or decompressed if it is active by then.
+ * A queued asynchronous direct read cannot be done again; ext4 submits it
+ * under the inode lock, which activation holds throughout, so only one
+ * submitted between this function's check and ext4's lock can be raw
+ * bytes of an active inode.
+ *
+ * Context: process; takes the inode lock if a change of view ran across
+ * the read.
+ * Return: bytes read, or a negative errno (-EAGAIN for IOCB_NOWAIT on an
+ * active inode).
+ */
+ssize_t ext4dec_file_read(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+	struct ext4dec_raw_hold hold;
+	struct ext4dec_inode *ei;
+	unsigned int seq;
+	ssize_t ret;
+
+	/* most reads: an inactive inode, and no change under way */
+	if (!ext4dec_state(inode) && ext4dec_view_sample(inode, &seq)) {
+		ret = ext4dec_ext4_read_iter(iocb, to);
+		if (likely(!ext4dec_view_changed(inode, seq)) || ret == -EIOCBQUEUED)
+			return ret;
+		if (ret > 0) {
+			iov_iter_revert(to, ret);
+			iocb->ki_pos -= ret;
+		}
+	}
+	for (;;) {
+		ei = ext4dec_open_get(inode);
+		if (ei) {
+			ret = ext4dec_read_active(iocb, to);
+			ext4dec_open_put(ei);
+			return ret;
+		}
+		if (ext4dec_hold_raw(inode, &hold)) {
+			ret = ext4dec_ext4_read_iter(iocb, to);
+			ext4dec_release_raw(&hold);
+			return ret;
+		}
+	}
 }
 
 static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
@@ -127,9 +200,30 @@ static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)
 static loff_t ext4dec_llseek(struct file *file, loff_t offset, int whence)
 {
 	if (!ext4dec_file_live(file))
-		return ext4dec_file_state(file)->orig_fop->llseek(file, offset, whence);
+		return ext4dec_file_llseek(file, offset, whence);
 	/* SEEK_DATA/SEEK_HOLE: the whole uncompressed size is data */
 	return generic_file_llseek(file, offset, whence);
+}
+
+/**
+ * ext4dec_file_llseek() - seek in a file without live ext4dec operations
+ * @file: the file
+ * @offset: the offset
+ * @whence: SEEK_*
+ *
+ * For the hook of ext4_llseek(), and for files with ext4dec's operations
+ * whose inode was deactivated: in an active inode, SEEK_DATA and
+ * SEEK_HOLE see the uncompressed size, all of it data, not the raw
+ * blocks; everything else is ext4's.
+ *
+ * Return: the new position, or a negative errno.
+ */
+loff_t ext4dec_file_llseek(struct file *file, loff_t offset, int whence)
+{
+	if ((whence == SEEK_DATA || whence == SEEK_HOLE) &&
+	    ext4dec_state(file_inode(file)))
+		return generic_file_llseek(file, offset, whence);
+	return ext4dec_ext4_llseek(file, offset, whence);
 }
 
 static int ext4dec_fsync(struct file *file, loff_t start, loff_t end,

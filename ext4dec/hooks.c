@@ -11,6 +11,9 @@
  *                       no switching the data path of an active inode
  *   ext4_ioctl          refuse ioctls that move or rewrite data of an
  *                       active inode, also on files opened before activation
+ *   ext4_file_read_iter reads through files opened before activation:
+ *                       decompressed once the inode is active, never a mix
+ *   ext4_llseek         SEEK_DATA/SEEK_HOLE in them: the uncompressed size
  *   ext4_evict_inode    drop ext4dec's state before ext4 frees the inode
  *
  * Each wrapper runs in place of the function (ftrace.c) and calls the
@@ -203,6 +206,26 @@ static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,
 	return ret;
 }
 
+static ssize_t ext4dec_read_iter_hook(struct kiocb *iocb, struct iov_iter *to)
+{
+	ssize_t ret;
+
+	ext4dec_hook_enter();
+	ret = ext4dec_file_read(iocb, to);
+	ext4dec_hook_exit();
+	return ret;
+}
+
+static loff_t ext4dec_llseek_hook(struct file *file, loff_t offset, int whence)
+{
+	loff_t ret;
+
+	ext4dec_hook_enter();
+	ret = ext4dec_file_llseek(file, offset, whence);
+	ext4dec_hook_exit();
+	return ret;
+}
+
 static void ext4dec_evict_inode_hook(struct inode *inode)
 {
 	ext4dec_hook_enter();
@@ -216,6 +239,8 @@ static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
 	[EXT4DEC_FILE_GETATTR] = { .wrapper = ext4dec_getattr_hook },
 	[EXT4DEC_FILEATTR_SET] = { .wrapper = ext4dec_fileattr_set_hook },
 	[EXT4DEC_IOCTL] = { .wrapper = ext4dec_ioctl_hook },
+	[EXT4DEC_READ_ITER] = { .wrapper = ext4dec_read_iter_hook },
+	[EXT4DEC_LLSEEK] = { .wrapper = ext4dec_llseek_hook },
 	[EXT4DEC_EVICT_INODE] = { .wrapper = ext4dec_evict_inode_hook },
 };
 

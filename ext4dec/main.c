@@ -106,7 +106,7 @@ static int __init ext4dec_init(void)
 	err = ext4dec_hooks_init();
 	if (err)
 		goto out_sysfs_exit;
-	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_evict_inode; %u workspaces, %u workers\n",
+	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_file_read_iter, ext4_llseek, ext4_evict_inode; %u workspaces, %u workers\n",
 		EXT4DEC_VERSION, ext4dec_nr_workspaces, ext4dec_nr_workers());
 	return 0;
 

@@ -519,6 +519,109 @@ TEST_F(ext4dec, seek_end_data_hole)
 	close(fd);
 }
 
+/* Whether everything @fd reads with pread() is @want's @len bytes. */
+static bool fd_reads(int fd, const unsigned char *want, size_t len)
+{
+	/* aligned for O_DIRECT */
+	static unsigned char buf[65536] __attribute__((aligned(4096)));
+	size_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		if ((size_t)n > len - off || memcmp(buf, want + off, n)) {
+			diag("fd %d: bytes at %zu differ", fd, off);
+			return false;
+		}
+		off += n;
+	}
+	if (n < 0 || off != len)
+		diag("fd %d: %zu of %zu bytes read: %s", fd, off, len,
+		     n < 0 ? strerror(errno) : "EOF");
+	return !n && off == len;
+}
+
+/*
+ * Files opened while the inode was raw keep ext4's file operations: once
+ * it is activated they read, read directly, splice, map and seek the
+ * uncompressed file; a read that must not block fails with EAGAIN or
+ * reads it too.  They do not hold the inode active: after chattr -c they
+ * read the raw bytes again.
+ */
+TEST_F_TIMEOUT(ext4dec, opened_before_activation, SLOW)
+{
+	size_t orig_len, raw_len;
+	unsigned char *orig = read_all(path("orig"), &orig_len);
+	unsigned char *raw, *buf, *m;
+	off_t pos, off = 8192 * 7;
+	struct iovec iov;
+	struct stat st;
+	int fd, dfd, out, err;
+	ssize_t n;
+
+	ASSERT_EQ(0, run("szip -qc --chunk-size=8192 '%s' > '%s'", path("orig"), path("pre")));
+	raw = read_all(path("pre"), &raw_len);
+	ASSERT_NE(NULL, orig);
+	ASSERT_NE(NULL, raw);
+	ASSERT_EQ(0, posix_memalign((void **)&buf, 4096, 65536));
+	fd = open(path("pre"), O_RDONLY);
+	dfd = open(path("pre"), O_RDONLY | O_DIRECT);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, dfd) TH_LOG("open O_DIRECT: %s", strerror(errno));
+	/* raw, and in the page cache */
+	ASSERT_EQ(65536, pread(fd, buf, 65536, 0));
+	EXPECT_EQ(0, memcmp(buf, raw, 65536));
+
+	err = change_flags(path("pre"), FS_COMPR_FL, 0);
+	ASSERT_EQ(0, err) TH_LOG("+c with files open: %s", strerror(err));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(DATA_SIZE, st.st_size);
+	EXPECT_TRUE(fd_reads(fd, orig, DATA_SIZE)) TH_LOG("read");
+	n = pread(dfd, buf, 65536, 8192 * 5);
+	EXPECT_EQ(65536, n) TH_LOG("O_DIRECT: %s", n < 0 ? strerror(errno) : "short");
+	EXPECT_EQ(0, memcmp(buf, orig + 8192 * 5, 65536)) TH_LOG("O_DIRECT read raw bytes");
+	/* past the raw size, where the raw blocks end */
+	pos = (DATA_SIZE - 20000) & ~4095L;
+	n = pread(dfd, buf, 65536, pos);
+	EXPECT_EQ(DATA_SIZE - pos, n) TH_LOG("O_DIRECT at the end");
+	EXPECT_EQ(0, memcmp(buf, orig + pos, DATA_SIZE - pos)) TH_LOG("O_DIRECT at the end");
+	EXPECT_EQ(100, lseek(fd, 100, SEEK_DATA));
+	EXPECT_EQ(DATA_SIZE, lseek(fd, 100, SEEK_HOLE)) TH_LOG("SEEK_HOLE");
+	EXPECT_EQ(DATA_SIZE, lseek(fd, 0, SEEK_END));
+
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	iov = (struct iovec){ buf, 4096 };
+	n = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+	EXPECT_TRUE((n < 0 && errno == EAGAIN) ||
+		    (n == 4096 && !memcmp(buf, orig + off, 4096))) {
+		TH_LOG("RWF_NOWAIT: %zd (%s)", n, n < 0 ? strerror(errno) : "bytes");
+	}
+	out = open(path("pre.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, out);
+	EXPECT_EQ(65536, sendfile(out, fd, &off, 65536));
+	close(out);
+	free(buf);
+	buf = read_all(path("pre.out"), &orig_len);
+	EXPECT_TRUE(buf && !memcmp(buf, orig + 8192 * 7, 65536)) TH_LOG("sendfile");
+	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0, memcmp(m + 3 * MiB, orig + 3 * MiB, DATA_SIZE - 3 * MiB)) TH_LOG("mmap");
+	munmap(m, DATA_SIZE);
+
+	/* the raw file again, through the same files */
+	err = change_flags(path("pre"), 0, FS_COMPR_FL);
+	ASSERT_EQ(0, err) TH_LOG("-c: %s", strerror(err));
+	EXPECT_EQ((off_t)raw_len, lseek(fd, 0, SEEK_END));
+	EXPECT_TRUE(fd_reads(fd, raw, raw_len)) TH_LOG("read after -c");
+	EXPECT_TRUE(fd_reads(dfd, raw, raw_len)) TH_LOG("O_DIRECT after -c");
+	close(fd);
+	close(dfd);
+	unlink(path("pre"));
+	unlink(path("pre.out"));
+	free(buf);
+	free(orig);
+	free(raw);
+}
+
 TEST_F(ext4dec, sendfile_and_pipe)
 {
 	int in = open(path("c4k"), O_RDONLY);
