@@ -265,8 +265,8 @@ struct ext4dec_hook {
 
 int ext4dec_hooks_install(struct ext4dec_hook *hooks, size_t count);
 void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count);
-void ext4dec_hook_enter(void);
-void ext4dec_hook_exit(void);
+int ext4dec_hook_enter(void);
+void ext4dec_hook_exit(int idx);
 
 /* ext4.c */
 enum ext4dec_target {

@@ -13,34 +13,43 @@
  *
  * Unloading: after the ops are unregistered, synchronize_rcu_tasks() waits
  * until no task can still be between the trampoline and a wrapper's first
- * instruction, and the in-flight count (ext4dec_hook_enter/exit) until no
- * task is inside a wrapper.
+ * instruction, and synchronize_srcu() until no task is inside a wrapper
+ * (ext4dec_hook_enter/exit).
  */
 #include "ext4dec.h"
 
 #include <linux/module.h>
-#include <linux/wait_bit.h>
+#include <linux/srcu.h>
 
-static atomic_t ext4dec_inflight = ATOMIC_INIT(0);
+/*
+ * Wrappers in progress, for unload to wait for: an SRCU read section
+ * each, so that the hooks of hot paths (every ext4 read) touch only this
+ * CPU's counters, no shared cache line.
+ */
+static struct srcu_struct ext4dec_hook_srcu;
 
 /**
  * ext4dec_hook_enter() - a wrapper starts running
  *
  * Every wrapper calls this first and ext4dec_hook_exit() last, so that
  * module unload can wait for wrappers in progress.
+ *
+ * Return: what ext4dec_hook_exit() takes.
  */
-void ext4dec_hook_enter(void)
+int ext4dec_hook_enter(void)
+	__acquires(ext4dec_hooks)
 {
-	atomic_inc(&ext4dec_inflight);
+	return srcu_read_lock(&ext4dec_hook_srcu);
 }
 
 /**
  * ext4dec_hook_exit() - a wrapper is done
+ * @idx: from ext4dec_hook_enter()
  */
-void ext4dec_hook_exit(void)
+void ext4dec_hook_exit(int idx)
+	__releases(ext4dec_hooks)
 {
-	if (atomic_dec_and_test(&ext4dec_inflight))
-		wake_up_var(&ext4dec_inflight);
+	srcu_read_unlock(&ext4dec_hook_srcu, idx);
 }
 
 static void notrace ext4dec_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
@@ -110,6 +119,9 @@ int ext4dec_hooks_install(struct ext4dec_hook *hooks, size_t count)
 	size_t i;
 	int err;
 
+	err = init_srcu_struct(&ext4dec_hook_srcu);
+	if (err)
+		return err;
 	for (i = 0; i < count; i++) {
 		err = ext4dec_hook_install(&hooks[i]);
 		if (err)
@@ -131,7 +143,8 @@ void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count)
 	while (count--)
 		ext4dec_hook_remove(&hooks[count]);
 	synchronize_rcu_tasks();
-	wait_var_event(&ext4dec_inflight, !atomic_read(&ext4dec_inflight));
+	synchronize_srcu(&ext4dec_hook_srcu);
 	/* a task preempted right after ext4dec_hook_exit() is still here */
 	synchronize_rcu_tasks();
+	cleanup_srcu_struct(&ext4dec_hook_srcu);
 }

@@ -71,9 +71,9 @@ static int ext4dec_maybe_activate(struct inode *inode, struct dentry *dentry,
 
 static int ext4dec_file_open_hook(struct inode *inode, struct file *file)
 {
-	int ret = 0;
+	int ret = 0, idx;
 
-	ext4dec_hook_enter();
+	idx = ext4dec_hook_enter();
 	if (!(file->f_mode & FMODE_WRITE))
 		ret = ext4dec_maybe_activate(inode, file->f_path.dentry, false);
 	if (ret)
@@ -86,7 +86,7 @@ static int ext4dec_file_open_hook(struct inode *inode, struct file *file)
 	}
 	ret = ext4dec_ext4_open(inode, file);
 out:
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 	return ret;
 }
 
@@ -94,14 +94,14 @@ static int ext4dec_getattr_hook(struct mnt_idmap *idmap,
 				const struct path *path, struct kstat *stat,
 				u32 request_mask, unsigned int query_flags)
 {
-	int ret;
+	int ret, idx;
 
-	ext4dec_hook_enter();
+	idx = ext4dec_hook_enter();
 	ret = ext4dec_maybe_activate(d_inode(path->dentry), path->dentry, true);
 	if (!ret)
 		ret = ext4dec_ext4_getattr(idmap, path, stat, request_mask,
 					   query_flags);
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 	return ret;
 }
 
@@ -187,51 +187,55 @@ static int ext4dec_fileattr_set_hook(struct mnt_idmap *idmap,
 				     struct dentry *dentry,
 				     struct fileattr *fa)
 {
-	int ret;
+	int ret, idx;
 
-	ext4dec_hook_enter();
+	idx = ext4dec_hook_enter();
 	ret = ext4dec_fileattr_change(idmap, dentry, fa);
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 	return ret;
 }
 
 static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
+	int idx;
 	long ret;
 
-	ext4dec_hook_enter();
+	idx = ext4dec_hook_enter();
 	ret = ext4dec_ioctl(file, cmd, arg);
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 	return ret;
 }
 
 static ssize_t ext4dec_read_iter_hook(struct kiocb *iocb, struct iov_iter *to)
 {
+	int idx;
 	ssize_t ret;
 
-	ext4dec_hook_enter();
+	idx = ext4dec_hook_enter();
 	ret = ext4dec_file_read(iocb, to);
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 	return ret;
 }
 
 static loff_t ext4dec_llseek_hook(struct file *file, loff_t offset, int whence)
 {
+	int idx;
 	loff_t ret;
 
-	ext4dec_hook_enter();
+	idx = ext4dec_hook_enter();
 	ret = ext4dec_file_llseek(file, offset, whence);
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 	return ret;
 }
 
 static void ext4dec_evict_inode_hook(struct inode *inode)
 {
-	ext4dec_hook_enter();
+	int idx = ext4dec_hook_enter();
+
 	ext4dec_evict(inode);
 	ext4dec_ext4_evict_inode(inode);
-	ext4dec_hook_exit();
+	ext4dec_hook_exit(idx);
 }
 
 static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
