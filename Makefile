@@ -65,6 +65,7 @@ SAN_TOOL  := build/san/szip
 UNIT	  := build/san/test_szip
 FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
+IOCTL32   := build/selftests/ext4dec_ioctl32
 DEMO_HELPER := build/demo/ext4dec_demo
 
 .PHONY: all tool module check check-full test-programs deps debug-kernel fuzz demo \
@@ -144,6 +145,13 @@ $(SELFTEST): tests/selftests/ext4dec_test.c tests/lib/testlib.h $(KSFT_DIR)/ksel
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Wno-missing-prototypes -isystem $(KSFT_DIR) \
 		-o $@ $<
 
+# A 32-bit program with no C library (none is needed for -m32 here), for
+# the compat ioctl path.
+$(IOCTL32): tests/selftests/ioctl32.c
+	@mkdir -p $(@D)
+	$(CC) -m32 -Os -nostdlib -static -ffreestanding -fno-pic -fno-stack-protector \
+		$(WARN) -Wno-missing-prototypes -o $@ $<
+
 $(KSFT_DIR)/kselftest_harness.h:
 	scripts/kernel-files.sh --selftest $(@D) >/dev/null
 
@@ -165,7 +173,7 @@ RUN_TESTS = tests/run-tests.sh $(if $(FUZZ_SECONDS),--fuzz-seconds=$(FUZZ_SECOND
 
 test-programs: deps debug-kernel
 	$(MAKE) all
-	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST) $(DEMO_HELPER)
+	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST) $(IOCTL32) $(DEMO_HELPER)
 
 check: test-programs
 	$(RUN_TESTS) --tier=check

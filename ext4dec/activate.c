@@ -19,13 +19,15 @@
  * "no other open file" checked at deactivation stays true.
  *
  * ioctls that move or rewrite data run only on inactive inodes, and hold
- * activation off while they run (ext4dec_ioctl()).  Reads through ext4's
+ * activation off while they run (ext4dec_ioctl()); the others are ext4's
+ * alone.  Reads through ext4's
  * file operations that an activation or deactivation runs across are done
  * again (the view counters below, and file.c).
  */
 #include "ext4dec.h"
 
 #include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <linux/hash.h>
 #include <linux/slab.h>
 
@@ -445,20 +447,23 @@ void ext4dec_deactivate_all(void)
 }
 
 /*
- * ioctls an active inode allows: reading attributes, and the flag changes
- * that the fileattr_set hook polices.  The others move, rewrite or re-map
- * data (EXT4_IOC_MOVE_EXT, SWAP_BOOT, MIGRATE, fs-verity, ...).
+ * ext4's ioctls that move or rewrite a file's data or its block map (the
+ * numbers are ext4's ABI; <uapi/linux/ext4.h> is younger than 6.1).
+ * fs-verity enabling writes the Merkle tree through the address space
+ * operations and truncates the file.
  */
-static bool ext4dec_ioctl_allowed(unsigned int cmd)
+#define EXT4DEC_IOC_MIGRATE	_IO('f', 9)
+/* struct move_extent: 40 bytes */
+#define EXT4DEC_IOC_MOVE_EXT	_IOC(_IOC_READ | _IOC_WRITE, 'f', 15, 40)
+#define EXT4DEC_IOC_SWAP_BOOT	_IO('f', 17)
+
+static bool ext4dec_ioctl_moves_data(unsigned int cmd)
 {
 	switch (cmd) {
-	case FS_IOC_GETFLAGS:
-	case FS_IOC_SETFLAGS:
-	case FS_IOC_GETVERSION:
-	case FS_IOC_FSGETXATTR:
-	case FS_IOC_FSSETXATTR:
-	case FS_IOC_GETFSLABEL:
-	case FITRIM:
+	case EXT4DEC_IOC_MIGRATE:
+	case EXT4DEC_IOC_MOVE_EXT:
+	case EXT4DEC_IOC_SWAP_BOOT:
+	case FS_IOC_ENABLE_VERITY:
 		return true;
 	default:
 		return false;
@@ -466,28 +471,32 @@ static bool ext4dec_ioctl_allowed(unsigned int cmd)
 }
 
 /**
- * ext4dec_ioctl() - ext4's ioctl, filtered for active inodes
+ * ext4dec_ioctl() - ext4's ioctl, with the data ioctls kept off active
+ *	inodes
  * @file: the file
- * @cmd: ioctl number (native; ext4's compat_ioctl translates to these)
+ * @cmd: ioctl number
  * @arg: argument
+ * @compat: a 32-bit caller's: ext4's compat_ioctl is called
  *
- * An ioctl outside the allowed list runs on an inactive inode only, and
- * keeps it inactive while it runs (ext4dec_hold_raw()).
+ * An ioctl that moves or rewrites data is refused on an active inode, and
+ * keeps an inactive one inactive while it runs (ext4dec_hold_raw()).  Any
+ * other goes to ext4 untouched, whatever the inode.
  *
- * Return: -EOPNOTSUPP for an ioctl an active inode refuses, else what
- * ext4 returns.
+ * Return: -EOPNOTSUPP for a data ioctl on an active inode, else what ext4
+ * returns.
  */
-long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
+		   bool compat)
 {
 	struct inode *inode = file_inode(file);
 	struct ext4dec_raw_hold hold;
 	long ret;
 
-	if (ext4dec_ioctl_allowed(cmd) || !S_ISREG(inode->i_mode))
-		return ext4dec_ext4_ioctl(file, cmd, arg);
+	if (!ext4dec_ioctl_moves_data(cmd) || !S_ISREG(inode->i_mode))
+		return ext4dec_ext4_ioctl(file, cmd, arg, compat);
 	if (ext4dec_state(inode) || !ext4dec_hold_raw(inode, &hold))
 		return -EOPNOTSUPP;
-	ret = ext4dec_ext4_ioctl(file, cmd, arg);
+	ret = ext4dec_ext4_ioctl(file, cmd, arg, compat);
 	ext4dec_release_raw(&hold);
 	return ret;
 }

@@ -6,7 +6,8 @@
  * readahead() is readahead.c's.  read_folio() serves the chunks of one
  * folio synchronously; a folio within a chunk fills the chunk's other
  * folios that it can lock without waiting.  Nothing is ever dirty: write
- * access is denied while the inode is active.
+ * access is denied while the inode is active, and write_begin() fails
+ * (compat.h).
  *
  * Context: process, called with folios locked, possibly under the
  * mapping's invalidate lock; allocations are GFP_NOFS through
@@ -146,6 +147,7 @@ out:
 const struct address_space_operations ext4dec_aops = {
 	.read_folio	= ext4dec_read_folio,
 	.readahead	= ext4dec_readahead,
+	.write_begin	= ext4dec_write_begin,
 	.dirty_folio	= noop_dirty_folio,
 	.direct_IO	= noop_direct_IO,
 	.migrate_folio	= filemap_migrate_folio,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Every kernel-version difference ext4dec depends on, one block per API
- * change, each exporting one stable name.  Supported: 6.1 and 6.12 (Debian
- * cloud kernels); nothing else in the module tests a kernel version.
+ * change, each exporting one stable name.  Supported: the kernel lines of
+ * tests/kernels (Debian's 6.1, 6.12 and newest cloud kernels); nothing
+ * else in the module tests a kernel version.
  */
 #ifndef _EXT4DEC_COMPAT_H
 #define _EXT4DEC_COMPAT_H
@@ -65,6 +66,33 @@
 #define EXT4DEC_AOPS_ERROR_REMOVE \
 	.error_remove_page = generic_error_remove_page
 #endif
+
+/*
+ * a_ops->write_begin: 6.12 hands back a folio instead of a page, 6.17
+ * takes the kiocb instead of the file.  Active inodes are never written
+ * (write access is denied), and ext4dec's write_begin fails, so that a
+ * path that writes through the address space operations regardless (as
+ * fs-verity enabling does) gets an error, not a call through NULL.
+ */
+#if EXT4DEC_SINCE(6, 17, 0)
+static inline int ext4dec_write_begin(const struct kiocb *iocb,
+				      struct address_space *mapping, loff_t pos,
+				      unsigned int len, struct folio **foliop,
+				      void **fsdata)
+#elif EXT4DEC_SINCE(6, 12, 0)
+static inline int ext4dec_write_begin(struct file *file,
+				      struct address_space *mapping, loff_t pos,
+				      unsigned int len, struct folio **foliop,
+				      void **fsdata)
+#else
+static inline int ext4dec_write_begin(struct file *file,
+				      struct address_space *mapping, loff_t pos,
+				      unsigned int len, struct page **pagep,
+				      void **fsdata)
+#endif
+{
+	return -ETXTBSY;
+}
 
 /* 6.11: FMODE_BUF_RASYNC became FOP_BUFFER_RASYNC, a file_operations flag */
 #if EXT4DEC_SINCE(6, 11, 0)

@@ -50,6 +50,9 @@ static const struct ext4dec_target_info {
 	[EXT4DEC_FILE_GETATTR] = { "ext4_file_getattr", EXT4DEC_IOPS, "getattr" },
 	[EXT4DEC_FILEATTR_SET] = { "ext4_fileattr_set", EXT4DEC_IOPS, "fileattr_set" },
 	[EXT4DEC_IOCTL] = { "ext4_ioctl", EXT4DEC_FOPS, "unlocked_ioctl" },
+#ifdef CONFIG_COMPAT
+	[EXT4DEC_COMPAT_IOCTL] = { "ext4_compat_ioctl", EXT4DEC_FOPS, "compat_ioctl" },
+#endif
 	[EXT4DEC_READ_ITER] = { "ext4_file_read_iter", EXT4DEC_FOPS, "read_iter" },
 	[EXT4DEC_LLSEEK] = { "ext4_llseek", EXT4DEC_FOPS, "llseek" },
 	[EXT4DEC_EVICT_INODE] = { "ext4_evict_inode", EXT4DEC_SOPS, "evict_inode" },
@@ -64,6 +67,7 @@ static struct {
 	int (*fileattr_set)(struct mnt_idmap *idmap, struct dentry *dentry,
 			    struct fileattr *fa);
 	long (*ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
+	long (*compat_ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
 	ssize_t (*read_iter)(struct kiocb *iocb, struct iov_iter *to);
 	loff_t (*llseek)(struct file *file, loff_t offset, int whence);
 	void (*evict_inode)(struct inode *inode);
@@ -119,6 +123,10 @@ static const void *ext4dec_target_fn(enum ext4dec_target t)
 		return ext4dec_ext4_fns.fileattr_set;
 	case EXT4DEC_IOCTL:
 		return ext4dec_ext4_fns.ioctl;
+#ifdef CONFIG_COMPAT
+	case EXT4DEC_COMPAT_IOCTL:
+		return ext4dec_ext4_fns.compat_ioctl;
+#endif
 	case EXT4DEC_READ_ITER:
 		return ext4dec_ext4_fns.read_iter;
 	case EXT4DEC_LLSEEK:
@@ -183,6 +191,9 @@ static int ext4dec_ext4_resolve(void)
 	if (fops) {
 		ext4dec_ext4_fns.file_open = fops->open;
 		ext4dec_ext4_fns.ioctl = fops->unlocked_ioctl;
+#ifdef CONFIG_COMPAT
+		ext4dec_ext4_fns.compat_ioctl = fops->compat_ioctl;
+#endif
 		ext4dec_ext4_fns.read_iter = fops->read_iter;
 		ext4dec_ext4_fns.llseek = fops->llseek;
 	}
@@ -295,15 +306,21 @@ int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 }
 
 /**
- * ext4dec_ext4_ioctl() - ext4_ioctl()
+ * ext4dec_ext4_ioctl() - ext4_ioctl(), or ext4_compat_ioctl()
  * @file: the file
  * @cmd: ioctl number
  * @arg: its argument
+ * @compat: a 32-bit caller's ioctl
  *
  * Return: what ext4 returns.
  */
-long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
+			bool compat)
 {
+#ifdef CONFIG_COMPAT
+	if (compat)
+		return ext4dec_ext4_fns.compat_ioctl(file, cmd, arg);
+#endif
 	return ext4dec_ext4_fns.ioctl(file, cmd, arg);
 }
 

@@ -274,6 +274,9 @@ enum ext4dec_target {
 	EXT4DEC_FILE_GETATTR,
 	EXT4DEC_FILEATTR_SET,
 	EXT4DEC_IOCTL,
+#ifdef CONFIG_COMPAT
+	EXT4DEC_COMPAT_IOCTL,
+#endif
 	EXT4DEC_READ_ITER,
 	EXT4DEC_LLSEEK,
 	EXT4DEC_EVICT_INODE,
@@ -291,7 +294,7 @@ int ext4dec_ext4_getattr(struct mnt_idmap *idmap, const struct path *path,
 int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 			      struct fileattr *fa);
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
-			unsigned long arg);
+			unsigned long arg, bool compat);
 ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to);
 loff_t ext4dec_ext4_llseek(struct file *file, loff_t offset, int whence);
 void ext4dec_ext4_evict_inode(struct inode *inode);
@@ -302,6 +305,7 @@ int ext4dec_ext4_map(struct inode *inode, loff_t pos, loff_t len,
 
 /* hooks.c */
 int ext4dec_hooks_init(void);
+void ext4dec_hooks_names(char *buf, size_t size);
 void ext4dec_hooks_exit(void);
 
 /* activate.c */
@@ -312,7 +316,8 @@ void ext4dec_evict(struct inode *inode);
 void ext4dec_deactivate_all(void);
 struct ext4dec_inode *ext4dec_open_get(struct inode *inode);
 void ext4dec_open_put(struct ext4dec_inode *ei);
-long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
+		   bool compat);
 
 /**
  * struct ext4dec_raw_hold - an inactive inode kept inactive
@@ -498,7 +503,7 @@ struct ext4dec_job {
 	void (*fn)(struct ext4dec_job *job, struct ext4dec_ws *ws);
 };
 
-int ext4dec_workers_init(unsigned int count);
+int ext4dec_workers_init(unsigned int count, bool rt);
 void ext4dec_workers_exit(void);
 unsigned int ext4dec_nr_workers(void);
 void ext4dec_queue(struct ext4dec_job *job);

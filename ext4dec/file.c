@@ -232,12 +232,17 @@ static int ext4dec_fsync(struct file *file, loff_t start, loff_t end,
 	return ext4dec_file_state(file)->orig_fop->fsync(file, start, end, datasync);
 }
 
+static long ext4dec_unlocked_ioctl(struct file *file, unsigned int cmd,
+				   unsigned long arg)
+{
+	return ext4dec_ioctl(file, cmd, arg, false);
+}
+
 #ifdef CONFIG_COMPAT
 static long ext4dec_compat_ioctl(struct file *file, unsigned int cmd,
 				 unsigned long arg)
 {
-	/* ext4 translates and calls ext4_ioctl(), whose hook filters */
-	return ext4dec_file_state(file)->orig_fop->compat_ioctl(file, cmd, arg);
+	return ext4dec_ioctl(file, cmd, arg, true);
 }
 #endif
 
@@ -250,7 +255,7 @@ const struct file_operations ext4dec_fops = {
 	.splice_read	= ext4dec_splice,
 	.mmap		= ext4dec_mmap,
 	.fsync		= ext4dec_fsync,
-	.unlocked_ioctl	= ext4dec_ioctl,
+	.unlocked_ioctl	= ext4dec_unlocked_ioctl,
 #ifdef CONFIG_COMPAT
 	.compat_ioctl	= ext4dec_compat_ioctl,
 #endif

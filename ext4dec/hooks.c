@@ -5,12 +5,14 @@
  *
  *   ext4_file_open      activate a +c inode on its first read-only open and
  *                       switch the file to ext4dec's file operations
- *   ext4_file_getattr   activate before stat, so sizes are right at once
+ *   ext4_file_getattr   activate before stat by a caller who may read the
+ *                       file, so sizes are right at once
  *   ext4_fileattr_set   chattr: +c activates (EINVAL if not szip), -c
  *                       deactivates (EBUSY while open elsewhere or mapped);
  *                       no switching the data path of an active inode
  *   ext4_ioctl          refuse ioctls that move or rewrite data of an
- *                       active inode, also on files opened before activation
+ *   ext4_compat_ioctl   active inode, also on files opened before
+ *                       activation; the others are ext4's alone
  *   ext4_file_read_iter reads through files opened before activation:
  *                       decompressed once the inode is active, never a mix
  *   ext4_llseek         SEEK_DATA/SEEK_HOLE in them: the uncompressed size
@@ -94,10 +96,18 @@ static int ext4dec_getattr_hook(struct mnt_idmap *idmap,
 				const struct path *path, struct kstat *stat,
 				u32 request_mask, unsigned int query_flags)
 {
-	int ret, idx;
+	struct inode *inode = d_inode(path->dentry);
+	int ret = 0, idx;
 
 	idx = ext4dec_hook_enter();
-	ret = ext4dec_maybe_activate(d_inode(path->dentry), path->dentry, true);
+	/*
+	 * Only for a caller who could open it to read: activation denies
+	 * writes, and a stat, which needs no permission on the file, must
+	 * not change what its owner can do.
+	 */
+	if (ext4dec_wants_activation(inode, path->dentry) &&
+	    !inode_permission(idmap, inode, MAY_READ))
+		ret = ext4dec_maybe_activate(inode, path->dentry, true);
 	if (!ret)
 		ret = ext4dec_ext4_getattr(idmap, path, stat, request_mask,
 					   query_flags);
@@ -198,14 +208,26 @@ static int ext4dec_fileattr_set_hook(struct mnt_idmap *idmap,
 static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
-	int idx;
+	int idx = ext4dec_hook_enter();
 	long ret;
 
-	idx = ext4dec_hook_enter();
-	ret = ext4dec_ioctl(file, cmd, arg);
+	ret = ext4dec_ioctl(file, cmd, arg, false);
 	ext4dec_hook_exit(idx);
 	return ret;
 }
+
+#ifdef CONFIG_COMPAT
+static long ext4dec_compat_ioctl_hook(struct file *file, unsigned int cmd,
+				      unsigned long arg)
+{
+	int idx = ext4dec_hook_enter();
+	long ret;
+
+	ret = ext4dec_ioctl(file, cmd, arg, true);
+	ext4dec_hook_exit(idx);
+	return ret;
+}
+#endif
 
 static ssize_t ext4dec_read_iter_hook(struct kiocb *iocb, struct iov_iter *to)
 {
@@ -243,6 +265,9 @@ static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
 	[EXT4DEC_FILE_GETATTR] = { .wrapper = ext4dec_getattr_hook },
 	[EXT4DEC_FILEATTR_SET] = { .wrapper = ext4dec_fileattr_set_hook },
 	[EXT4DEC_IOCTL] = { .wrapper = ext4dec_ioctl_hook },
+#ifdef CONFIG_COMPAT
+	[EXT4DEC_COMPAT_IOCTL] = { .wrapper = ext4dec_compat_ioctl_hook },
+#endif
 	[EXT4DEC_READ_ITER] = { .wrapper = ext4dec_read_iter_hook },
 	[EXT4DEC_LLSEEK] = { .wrapper = ext4dec_llseek_hook },
 	[EXT4DEC_EVICT_INODE] = { .wrapper = ext4dec_evict_inode_hook },
@@ -268,6 +293,21 @@ int ext4dec_hooks_init(void)
 	if (err)
 		ext4dec_ext4_exit();
 	return err;
+}
+
+/**
+ * ext4dec_hooks_names() - the functions wrapped, for the log
+ * @buf: filled with their names, separated by ", "
+ * @size: size of @buf
+ */
+void ext4dec_hooks_names(char *buf, size_t size)
+{
+	size_t t, len = 0;
+
+	buf[0] = '\0';
+	for (t = 0; t < ARRAY_SIZE(ext4dec_hooks) && len < size; t++)
+		len += scnprintf(buf + len, size - len, "%s%s", t ? ", " : "",
+				 ext4dec_hooks[t].name);
 }
 
 /**

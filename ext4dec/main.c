@@ -28,6 +28,12 @@ module_param_named(workers, ext4dec_workers_param, int, 0444);
 MODULE_PARM_DESC(workers,
 		 "Inflate workers for readahead; 0 = none (inflate inline), -1 = one per online CPU (default)");
 
+static bool ext4dec_workers_rt;
+
+module_param_named(workers_rt, ext4dec_workers_rt, bool, 0444);
+MODULE_PARM_DESC(workers_rt,
+		 "Run the inflate workers at the lowest real-time priority (default: normal priority)");
+
 unsigned int ext4dec_readahead_kb = 1024;
 
 module_param_named(readahead_kb, ext4dec_readahead_kb, uint, 0644);
@@ -86,6 +92,7 @@ void ext4dec_msg(struct ratelimit_state *rs, const struct inode *inode,
 
 static int __init ext4dec_init(void)
 {
+	char hooks[256];
 	int err;
 
 	if (!ext4dec_nr_workspaces)
@@ -94,7 +101,8 @@ static int __init ext4dec_init(void)
 	if (err)
 		return err;
 	err = ext4dec_workers_init(ext4dec_workers_param < 0 ?
-				   num_online_cpus() : ext4dec_workers_param);
+				   num_online_cpus() : ext4dec_workers_param,
+				   ext4dec_workers_rt);
 	if (err)
 		goto out_workspaces_exit;
 	err = ext4dec_cache_init();
@@ -106,8 +114,9 @@ static int __init ext4dec_init(void)
 	err = ext4dec_hooks_init();
 	if (err)
 		goto out_sysfs_exit;
-	pr_info("version %s loaded: hooks on ext4_file_open, ext4_file_getattr, ext4_fileattr_set, ext4_ioctl, ext4_file_read_iter, ext4_llseek, ext4_evict_inode; %u workspaces, %u workers\n",
-		EXT4DEC_VERSION, ext4dec_nr_workspaces, ext4dec_nr_workers());
+	ext4dec_hooks_names(hooks, sizeof(hooks));
+	pr_info("version %s loaded: hooks on %s; %u workspaces, %u workers\n",
+		EXT4DEC_VERSION, hooks, ext4dec_nr_workspaces, ext4dec_nr_workers());
 	return 0;
 
 out_sysfs_exit:

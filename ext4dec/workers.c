@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Inflate workers: kernel threads (one per online CPU at load unless the
- * "workers" parameter says otherwise) at the lowest real-time priority,
- * so that a chunk read ahead is inflated as soon as its compressed bytes
- * arrive and not after the scheduler's time slice of whatever else runs.
+ * "workers" parameter says otherwise) that inflate the chunks read ahead
+ * as soon as their compressed bytes arrive.  They run at normal priority:
+ * at a real-time one, a user reading a very compressible file over and
+ * over (with POSIX_FADV_DONTNEED) would keep every CPU busy ahead of
+ * everybody else's tasks.  The "workers_rt" parameter puts them at the
+ * lowest real-time priority, for a system that wants its compressed files
+ * read first (as EROFS's high-priority per-CPU workers are opt-in).
  *
  * They share one FIFO of jobs, queued from bio completion (so
  * ext4dec_jobs_lock is irq-safe), and each owns a workspace: a job never
@@ -60,10 +64,11 @@ static int ext4dec_worker_fn(void *data)
 /**
  * ext4dec_workers_init() - start the inflate workers
  * @count: number of workers; 0 for none (readahead then inflates inline)
+ * @rt: at the lowest real-time priority, instead of normal priority
  *
  * Return: 0, -ENOMEM, or the error of kthread_run().
  */
-int ext4dec_workers_init(unsigned int count)
+int ext4dec_workers_init(unsigned int count, bool rt)
 {
 	unsigned int i;
 	int err;
@@ -86,7 +91,8 @@ int ext4dec_workers_init(unsigned int count)
 			err = PTR_ERR(task);
 			goto out_exit;
 		}
-		sched_set_fifo_low(task);
+		if (rt)
+			sched_set_fifo_low(task);
 		w->task = task;
 		ext4dec_workers_count = i + 1;
 	}

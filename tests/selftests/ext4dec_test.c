@@ -17,10 +17,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,6 +38,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 /* diagnostics into the TAP stream, which the VM harness keeps */
@@ -43,6 +46,17 @@
 #include "kselftest_harness.h"
 
 #include "../lib/testlib.h"
+
+/* ext4's ioctls (<linux/ext4.h> is younger than bookworm's headers) */
+struct move_extent {
+	__u32 donor_fd, reserved;
+	__u64 orig_start, donor_start, len, moved_len;
+};
+
+#define EXT4_IOC_MIGRATE	_IO('f', 9)
+#define EXT4_IOC_MOVE_EXT	_IOWR('f', 15, struct move_extent)
+#define EXT4_IOC_SWAP_BOOT	_IO('f', 17)
+#define EXT4_IOC_GETSTATE	_IOW('f', 41, __u32)
 
 #define MiB		(1024 * 1024)
 #define DATA_SIZE	(3 * MiB + 12345)
@@ -647,27 +661,90 @@ TEST_F(ext4dec, data_ioctls_fallocate_fibmap_swapon_refused)
 {
 	int fd = open(path("c16k"), O_RDONLY);
 	int block = 0;
-	struct {
-		__u32 donor_fd, reserved;
-		__u64 orig_start, donor_start, len, moved_len;
-	} move = { 0 };
+	struct move_extent move = { 0 };
 
 	ASSERT_LE(0, fd);
 	EXPECT_NE(0, errno_of(fallocate(fd, 0, 0, 4096))) TH_LOG("fallocate allowed");
 	EXPECT_NE(0, errno_of(ioctl(fd, FIBMAP, &block))) TH_LOG("FIBMAP allowed");
 	move.donor_fd = fd;
-	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, _IOWR('f', 15, move), &move))) {
+	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, EXT4_IOC_MOVE_EXT, &move))) {
 		TH_LOG("EXT4_IOC_MOVE_EXT");
 	}
 	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, FS_IOC_ENABLE_VERITY, NULL))) {
 		TH_LOG("FS_IOC_ENABLE_VERITY");
 	}
+	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, EXT4_IOC_MIGRATE))) TH_LOG("EXT4_IOC_MIGRATE");
+	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, EXT4_IOC_SWAP_BOOT))) TH_LOG("EXT4_IOC_SWAP_BOOT");
 	close(fd);
 	EXPECT_EQ(EBUSY, change_flags(path("c16k"), FS_JOURNAL_DATA_FL, 0)) {
 		TH_LOG("+j on an active inode");
 	}
 	EXPECT_NE(0, errno_of(swapon(path("c16k"), 0))) TH_LOG("swapon worked");
 	EXPECT_TRUE(same_contents(path("orig"), path("c16k"))) TH_LOG("file changed");
+}
+
+/*
+ * Every other ioctl is ext4's, with ext4's answer: a terminal ioctl
+ * (isatty() on a redirected stdout) fails with ENOTTY, ext4's own work.
+ */
+TEST_F(ext4dec, other_ioctls_are_ext4s)
+{
+	int fd = open(path("c16k"), O_RDONLY);
+	__u32 state = 0, flags = 0;
+
+	ASSERT_LE(0, fd);
+	EXPECT_FALSE(isatty(fd));
+	EXPECT_EQ(ENOTTY, errno) TH_LOG("isatty: %s", strerror(errno));
+	EXPECT_EQ(0, errno_of(ioctl(fd, EXT4_IOC_GETSTATE, &state))) {
+		TH_LOG("EXT4_IOC_GETSTATE: %s", strerror(errno));
+	}
+	EXPECT_EQ(0, errno_of(ioctl(fd, FS_IOC_GETFLAGS, &flags)));
+	EXPECT_TRUE(flags & FS_COMPR_FL);
+	close(fd);
+}
+
+/*
+ * Run ext4dec_ioctl32 (tests/selftests/ioctl32.c): @cmd on @name from a
+ * 32-bit program.  Return: its errno (0 if the ioctl worked), or -1 if
+ * the kernel runs no 32-bit programs, -2 if it could not be run.
+ */
+static int ioctl32(const char *name, unsigned long cmd)
+{
+	char arg[32];
+	pid_t pid;
+	int s;
+
+	snprintf(arg, sizeof(arg), "%#lx", cmd);
+	pid = fork();
+	if (!pid) {
+		execlp("ext4dec_ioctl32", "ext4dec_ioctl32", name, arg, (char *)NULL);
+		_exit(errno == ENOEXEC ? 124 : 123);
+	}
+	if (pid < 0 || waitpid(pid, &s, 0) != pid || !WIFEXITED(s))
+		return -2;
+	s = WEXITSTATUS(s);
+	return s == 124 ? -1 : s == 123 || s == 125 ? -2 : s;
+}
+
+/*
+ * The data ioctls are refused through the 32-bit path too, which ext4
+ * takes to its ioctl code without passing ext4_ioctl() (its
+ * ext4_compat_ioctl() calls __ext4_ioctl()).
+ */
+TEST_F(ext4dec, compat_ioctl_data_refused)
+{
+	int err = ioctl32(path("c16k"), EXT4_IOC_MOVE_EXT);
+
+	if (err == -1)
+		SKIP(return, "this kernel runs no 32-bit programs");
+	ASSERT_LE(0, err) TH_LOG("cannot run ext4dec_ioctl32");
+	EXPECT_EQ(EOPNOTSUPP, err) TH_LOG("EXT4_IOC_MOVE_EXT: %s", strerror(err));
+	err = ioctl32(path("c16k"), FS_IOC_ENABLE_VERITY);
+	EXPECT_EQ(EOPNOTSUPP, err) TH_LOG("FS_IOC_ENABLE_VERITY: %s", strerror(err));
+	/* ext4's own answer elsewhere: not open for writing */
+	err = ioctl32(path("orig"), EXT4_IOC_MOVE_EXT);
+	EXPECT_EQ(EBADF, err) TH_LOG("EXT4_IOC_MOVE_EXT on a plain file: %s", strerror(err));
+	EXPECT_TRUE(same_contents(path("orig"), path("c16k")));
 }
 
 TEST_F(ext4dec, exec_compressed_binary)
@@ -2167,6 +2244,53 @@ TEST_F(ext4dec, inherited_c_plain_file_stays_raw)
 	}
 }
 
+/*
+ * stat() needs no permission on the file itself: a user who cannot read
+ * another's 0600 +c file must not activate it by a stat (activation would
+ * deny the owner's writes).  A reader's stat activates it.
+ */
+TEST_F_TIMEOUT(ext4dec, stat_by_non_reader_does_not_activate, SLOW)
+{
+	char *priv = path("private");
+	off_t raw;
+	pid_t pid;
+	int fd, s;
+
+	ASSERT_EQ(0, run("szip -qc '%s' > '%s' && chmod 600 '%s' && chmod o+x '%s'",
+			 path("orig"), priv, priv, dir));
+	raw = file_size(priv);
+	ASSERT_EQ(0, change_flags(priv, FS_COMPR_FL, 0));
+	/* +c, and inactive: what every +c file is when the module loads */
+	ASSERT_EQ(0, run("rmmod ext4dec && modprobe ext4dec")) TH_LOG("reload");
+	pid = fork();
+	if (!pid) {
+		struct stat st;
+
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(3);
+		if (stat(priv, &st))
+			_exit(4);
+		if (open(priv, O_RDONLY) >= 0 || errno != EACCES)
+			_exit(5);
+		_exit(st.st_size == raw ? 0 : st.st_size == DATA_SIZE ? 1 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &s, 0));
+	ASSERT_TRUE(WIFEXITED(s));
+	EXPECT_EQ(0, WEXITSTATUS(s)) {
+		TH_LOG("as nobody: %s", (const char *[]){ "", "stat saw the uncompressed size",
+			"stat saw another size", "cannot drop privileges",
+			"stat failed", "the file was readable" }[WEXITSTATUS(s) % 6]);
+	}
+	/* still inactive: the owner may write */
+	fd = open(priv, O_RDWR);
+	EXPECT_LE(0, fd) TH_LOG("O_RDWR: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(DATA_SIZE, file_size(priv)) TH_LOG("a reader's stat");
+	unlink(priv);
+}
+
 TEST_F(ext4dec, active_before_first_stat_after_mount)
 {
 	const char *mnt = getenv("EXT4DEC_MNT"), *dev = getenv("EXT4DEC_DEV");
@@ -2185,6 +2309,54 @@ TEST_F(ext4dec, active_before_first_stat_after_mount)
 	ASSERT_EQ(0, stat(path("c16k"), &st));
 	EXPECT_EQ(DATA_SIZE, st.st_size) TH_LOG("size after mount");
 	EXPECT_TRUE(same_contents(path("orig"), path("c4k"))) TH_LOG("read after mount");
+}
+
+/*
+ * The scheduling policy of the inflate workers (kernel threads named
+ * ext4dec/N), all of which must have the same: -1 if there is none, -2 if
+ * they differ.
+ */
+static int workers_policy(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	int policy = -1;
+
+	while (proc && (e = readdir(proc))) {
+		char name[300], comm[32] = "";
+		FILE *f;
+		int p;
+
+		snprintf(name, sizeof(name), "/proc/%s/comm", e->d_name);
+		f = fopen(name, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "ext4dec/", 8)) {
+			p = sched_getscheduler(atoi(e->d_name));
+			policy = policy == -1 || policy == p ? p : -2;
+		}
+		fclose(f);
+	}
+	if (proc)
+		closedir(proc);
+	return policy;
+}
+
+/*
+ * The workers run at normal priority unless the module is loaded with
+ * workers_rt=1: a user reading a compressible file in a loop must not
+ * hold every CPU at real-time priority.
+ */
+TEST_F_TIMEOUT(ext4dec, workers_normal_priority_unless_asked, SLOW)
+{
+	EXPECT_EQ(SCHED_OTHER, workers_policy());
+	ASSERT_EQ(0, run("rmmod ext4dec")) TH_LOG("rmmod");
+	ASSERT_EQ(0, run("modprobe ext4dec workers_rt=1")) TH_LOG("modprobe workers_rt=1");
+	EXPECT_EQ(SCHED_FIFO, workers_policy());
+	EXPECT_TRUE(same_contents(path("orig"), path("c8k")));
+	ASSERT_EQ(0, run("rmmod ext4dec")) TH_LOG("rmmod");
+	ASSERT_EQ(0, run("modprobe ext4dec")) TH_LOG("modprobe");
+	EXPECT_EQ(SCHED_OTHER, workers_policy());
 }
 
 TEST_F_TIMEOUT(ext4dec, rmmod_busy_then_clean, SLOW)

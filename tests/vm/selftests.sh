@@ -9,10 +9,11 @@
 #        EXT4DEC_SELFTESTS="-t NAME ..." runs only those selftests (the
 #        kselftest harness's options), then the scripts' tests
 #
-# Needs tools/szip/szip and build/selftests/ext4dec_test (make check builds
-# them).  Per kernel: the TAP, a summary line, and the harness's verdict
-# (a bad dmesg line, a crash or a timeout fails the kernel's run even when
-# every test passed).  Logs stay in build/vm/<series>/.  Prints
+# Needs tools/szip/szip, build/selftests/ext4dec_test and
+# build/selftests/ext4dec_ioctl32 (make check builds them).  Per kernel:
+# the TAP, a summary line, and the harness's verdict (a bad dmesg line,
+# a crash or a timeout fails the kernel's run even when every test
+# passed).  Logs stay in build/vm/<series>/.  Prints
 # "# vm: P passed, F failed, S skipped" last; exit 1 on any failure.
 
 set -u
@@ -50,6 +51,7 @@ for s in "${series[@]}"; do
 	fi
 	suite_boot vm "$s" "build/vm/$s" -p "$payload" --module-src build/module-src \
 		--bin tools/szip/szip --bin build/selftests/ext4dec_test \
+		--bin build/selftests/ext4dec_ioctl32 \
 		"${pmem[@]}" -t "$limit"
 done
 
