@@ -90,6 +90,12 @@ static const void *ext4dec_lookup_data(const char *name)
 {
 	struct kprobe kp = { .symbol_name = name };
 
+#ifdef EXT4DEC_TEST_SYMBOL
+	/* test builds: another name for one symbol (Kbuild) */
+	if (!strcmp(name, __stringify(EXT4DEC_TEST_SYMBOL)))
+		kp.symbol_name = __stringify(EXT4DEC_TEST_SYMBOL_NAME);
+#endif
+
 	if (!register_kprobe(&kp)) {
 		/* a text symbol: not what this is for */
 		unregister_kprobe(&kp);
@@ -215,8 +221,16 @@ static int ext4dec_ext4_resolve(void)
 		pr_err("ext4_iomap_report_ops not found: no block map of compressed files\n");
 		err = -ENOENT;
 	}
-	/* optional: only used to recognise data=journal mounts */
+	/*
+	 * Without it, files of a data=journal mount would be activated, and
+	 * their chunks read from the device before the journal wrote them
+	 * there.
+	 */
 	ext4dec_ext4_fns.journalled_aops = ext4dec_lookup_data("ext4_journalled_aops");
+	if (!ext4dec_ext4_fns.journalled_aops) {
+		pr_err("ext4_journalled_aops not found: data=journal files cannot be recognised\n");
+		err = -ENOENT;
+	}
 	return err;
 }
 
@@ -392,8 +406,7 @@ int ext4dec_ext4_flags(struct inode *inode, struct dentry *dentry, u32 *flags)
  */
 bool ext4dec_ext4_journalled(const struct inode *inode)
 {
-	return ext4dec_ext4_fns.journalled_aops &&
-	       inode->i_mapping->a_ops == ext4dec_ext4_fns.journalled_aops;
+	return inode->i_mapping->a_ops == ext4dec_ext4_fns.journalled_aops;
 }
 
 /**

@@ -3,9 +3,11 @@
 #
 # tests/vm/payloads/wrong-target/run.sh - a module built to expect another
 # function for one of its hook targets (Kbuild: EXT4DEC_TEST_TARGET=
-# ext4_ioctl=ext4_llseek) must refuse to load, say which target and why,
-# and leave ext4 as it was: no ftrace ops, no kprobe, no module.  Run by
-# tests/vm/harness.sh with that module in /payload/modules.
+# ext4_ioctl=ext4_llseek) and to look up a symbol ext4 does not have for
+# ext4_journalled_aops (EXT4DEC_TEST_SYMBOL) must refuse to load, say which
+# target and symbol and why, and leave ext4 as it was: no ftrace ops, no
+# kprobe, no module.  Run by tests/vm/harness.sh with that module in
+# /payload/modules.
 
 set -u
 mnt=${EXT4DEC_MNT:?}
@@ -13,6 +15,7 @@ mnt=${EXT4DEC_MNT:?}
 . ./tap.sh
 
 want='ext4dec: hook ext4_llseek: ext4_file_operations.unlocked_ioctl is ext4_ioctl, not ext4_llseek$'
+want_sym='ext4dec: ext4_journalled_aops not found: data=journal files cannot be recognised$'
 tracing=/sys/kernel/tracing
 mount -t tracefs tracefs "$tracing" 2>/dev/null
 
@@ -27,6 +30,8 @@ fi
 dmesg | grep 'ext4dec: ' | sed 's/^/# dmesg: /'
 check "the log names the target and the reason" sh -c "dmesg | grep -q '$want'"
 check "no other refusal in the log" test "$(dmesg | grep -c 'ext4dec: hook ')" = 1
+check "the log names the missing symbol (fail closed: no data=journal check)" \
+	sh -c "dmesg | grep -q '$want_sym'"
 check "ext4dec is not loaded" sh -c "! grep -q '^ext4dec ' /proc/modules"
 check "no ftrace ops on ext4's functions" sh -c "! grep ext4 $tracing/enabled_functions"
 check "no kprobe on ext4's symbols" sh -c "! grep ext4 /sys/kernel/debug/kprobes/list"
