@@ -33,7 +33,8 @@
 
 static DEFINE_SPINLOCK(ext4dec_lock);
 static LIST_HEAD(ext4dec_active);
-static bool ext4dec_shutting_down;
+/* Activations allowed: from when every hook is in until unload starts */
+static bool ext4dec_accepting;
 
 /*
  * Inactive inodes held raw (ext4dec_hold_raw()): a data ioctl in progress
@@ -239,7 +240,7 @@ void ext4dec_release_raw(struct ext4dec_raw_hold *hold)
  * Context: process; the caller holds the inode lock.
  * Return: 0 if the inode is active (now or already), else a negative
  * errno: -EINVAL not szip, -ETXTBSY open for writing, -EBUSY mapped,
- * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV unloading.
+ * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV while the module loads or unloads.
  */
 int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 {
@@ -250,6 +251,8 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	lockdep_assert_held_write(&inode->i_rwsem);
 	if (ext4dec_state(inode))
 		return 0;
+	if (!READ_ONCE(ext4dec_accepting))
+		return -ENODEV;	/* checked again under ext4dec_lock */
 	err = ext4dec_check(inode, dentry);
 	if (err)
 		return err;
@@ -277,7 +280,7 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	 */
 	filemap_invalidate_lock(mapping);
 	spin_lock(&ext4dec_lock);
-	err = ext4dec_shutting_down ? -ENODEV : 0;
+	err = ext4dec_accepting ? 0 : -ENODEV;
 	if (!err && ext4dec_held_raw_locked(inode))
 		err = -EBUSY;	/* e.g. fs-verity being enabled: it writes */
 	if (!err)
@@ -406,6 +409,21 @@ void ext4dec_evict(struct inode *inode)
 }
 
 /**
+ * ext4dec_activations_start() - allow activations, once every hook is in
+ *
+ * Until then no inode is activated: an inode activated before the evict
+ * hook is in could be freed with its state, and one activated while a
+ * later hook fails to install would keep the operations of a module that
+ * failed to load.
+ */
+void ext4dec_activations_start(void)
+{
+	spin_lock(&ext4dec_lock);
+	WRITE_ONCE(ext4dec_accepting, true);
+	spin_unlock(&ext4dec_lock);
+}
+
+/**
  * ext4dec_deactivate_all() - deactivate every inode, for module unload
  *
  * Refuses new activations from here on.  Files open with ext4dec's
@@ -422,7 +440,7 @@ void ext4dec_deactivate_all(void)
 	struct inode *inode;
 
 	spin_lock(&ext4dec_lock);
-	ext4dec_shutting_down = true;
+	WRITE_ONCE(ext4dec_accepting, false);
 	while ((ei = list_first_entry_or_null(&ext4dec_active,
 					      struct ext4dec_inode, list))) {
 		sb = ei->inode->i_sb;

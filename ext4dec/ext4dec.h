@@ -102,7 +102,8 @@ struct ext4dec_extent {
  *				and faults (eviction removes them without
  *				it: nobody else can reach the inode)
  *   ext4dec_lock (spinlock)	static in activate.c: the list of active
- *				inodes, shutting down, the inodes held raw,
+ *				inodes, whether activations are allowed, the
+ *				inodes held raw,
  *				and every change of
  *				@inode->i_private (ext4dec_set_state());
  *				opens count themselves under it
@@ -269,17 +270,18 @@ int ext4dec_hook_enter(void);
 void ext4dec_hook_exit(int idx);
 
 /* ext4.c */
+/* in the order of installation: what cleans up and guards first */
 enum ext4dec_target {
-	EXT4DEC_FILE_OPEN,
-	EXT4DEC_FILE_GETATTR,
-	EXT4DEC_FILEATTR_SET,
+	EXT4DEC_EVICT_INODE,
 	EXT4DEC_IOCTL,
 #ifdef CONFIG_COMPAT
 	EXT4DEC_COMPAT_IOCTL,
 #endif
 	EXT4DEC_READ_ITER,
 	EXT4DEC_LLSEEK,
-	EXT4DEC_EVICT_INODE,
+	EXT4DEC_FILEATTR_SET,
+	EXT4DEC_FILE_GETATTR,
+	EXT4DEC_FILE_OPEN,
 	EXT4DEC_NR_TARGETS
 };
 
@@ -313,6 +315,7 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry);
 int ext4dec_deactivate(struct inode *inode, unsigned int own_opens);
 void ext4dec_deactivate_force(struct inode *inode);
 void ext4dec_evict(struct inode *inode);
+void ext4dec_activations_start(void);
 void ext4dec_deactivate_all(void);
 struct ext4dec_inode *ext4dec_open_get(struct inode *inode);
 void ext4dec_open_put(struct ext4dec_inode *ei);

@@ -18,10 +18,12 @@
  *   ext4_llseek         SEEK_DATA/SEEK_HOLE in them: the uncompressed size
  *   ext4_evict_inode    drop ext4dec's state before ext4 frees the inode
  *
- * Each wrapper runs in place of the function (ftrace.c) and calls the
- * original through ext4.c.  This is the top of the module's calls: the
- * wrappers call activation (activate.c) and the file operations (file.c),
- * neither of which calls back here.
+ * They are installed in that order from the bottom up (enum
+ * ext4dec_target), and no inode is activated before all are in
+ * (ext4dec_activations_start()).  Each wrapper runs in place of the
+ * function (ftrace.c) and calls the original through ext4.c.  This is the
+ * top of the module's calls: the wrappers call activation (activate.c)
+ * and the file operations (file.c), neither of which calls back here.
  */
 #include "ext4dec.h"
 

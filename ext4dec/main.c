@@ -114,6 +114,7 @@ static int __init ext4dec_init(void)
 	err = ext4dec_hooks_init();
 	if (err)
 		goto out_sysfs_exit;
+	ext4dec_activations_start();
 	ext4dec_hooks_names(hooks, sizeof(hooks));
 	pr_info("version %s loaded: hooks on %s; %u workspaces, %u workers\n",
 		EXT4DEC_VERSION, hooks, ext4dec_nr_workspaces, ext4dec_nr_workers());
