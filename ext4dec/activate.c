@@ -240,7 +240,8 @@ void ext4dec_release_raw(struct ext4dec_raw_hold *hold)
  * Context: process; the caller holds the inode lock.
  * Return: 0 if the inode is active (now or already), else a negative
  * errno: -EINVAL not szip, -ETXTBSY open for writing, -EBUSY mapped,
- * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV while the module loads or unloads.
+ * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV while
+ * the module loads or unloads.
  */
 int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 {
