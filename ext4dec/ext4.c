@@ -54,6 +54,7 @@ static const struct ext4dec_target_info {
 	[EXT4DEC_COMPAT_IOCTL] = { "ext4_compat_ioctl", EXT4DEC_FOPS, "compat_ioctl" },
 #endif
 	[EXT4DEC_READ_ITER] = { "ext4_file_read_iter", EXT4DEC_FOPS, "read_iter" },
+	[EXT4DEC_FIEMAP] = { "ext4_fiemap", EXT4DEC_IOPS, "fiemap" },
 	[EXT4DEC_LLSEEK] = { "ext4_llseek", EXT4DEC_FOPS, "llseek" },
 	[EXT4DEC_EVICT_INODE] = { "ext4_evict_inode", EXT4DEC_SOPS, "evict_inode" },
 };
@@ -69,6 +70,8 @@ static struct {
 	long (*ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
 	long (*compat_ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
 	ssize_t (*read_iter)(struct kiocb *iocb, struct iov_iter *to);
+	int (*fiemap)(struct inode *inode, struct fiemap_extent_info *fieinfo,
+		      u64 start, u64 len);
 	loff_t (*llseek)(struct file *file, loff_t offset, int whence);
 	void (*evict_inode)(struct inode *inode);
 	const struct iomap_ops *report_ops;
@@ -135,6 +138,8 @@ static const void *ext4dec_target_fn(enum ext4dec_target t)
 #endif
 	case EXT4DEC_READ_ITER:
 		return ext4dec_ext4_fns.read_iter;
+	case EXT4DEC_FIEMAP:
+		return ext4dec_ext4_fns.fiemap;
 	case EXT4DEC_LLSEEK:
 		return ext4dec_ext4_fns.llseek;
 	case EXT4DEC_EVICT_INODE:
@@ -206,6 +211,7 @@ static int ext4dec_ext4_resolve(void)
 	if (iops) {
 		ext4dec_ext4_fns.file_getattr = iops->getattr;
 		ext4dec_ext4_fns.fileattr_set = iops->fileattr_set;
+		ext4dec_ext4_fns.fiemap = iops->fiemap;
 	}
 	if (sops)
 		ext4dec_ext4_fns.evict_inode = sops->evict_inode;
@@ -348,6 +354,21 @@ long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	return ext4dec_ext4_fns.read_iter(iocb, to);
+}
+
+/**
+ * ext4dec_ext4_fiemap() - ext4_fiemap()
+ * @inode: the inode
+ * @fieinfo: the request
+ * @start: first byte
+ * @len: bytes
+ *
+ * Return: what ext4 returns.
+ */
+int ext4dec_ext4_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+			u64 start, u64 len)
+{
+	return ext4dec_ext4_fns.fiemap(inode, fieinfo, start, len);
 }
 
 /**

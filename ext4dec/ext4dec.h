@@ -279,6 +279,7 @@ enum ext4dec_target {
 #endif
 	EXT4DEC_READ_ITER,
 	EXT4DEC_LLSEEK,
+	EXT4DEC_FIEMAP,
 	EXT4DEC_FILEATTR_SET,
 	EXT4DEC_FILE_GETATTR,
 	EXT4DEC_FILE_OPEN,
@@ -299,6 +300,8 @@ long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg, bool compat);
 ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to);
 loff_t ext4dec_ext4_llseek(struct file *file, loff_t offset, int whence);
+int ext4dec_ext4_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+			u64 start, u64 len);
 void ext4dec_ext4_evict_inode(struct inode *inode);
 int ext4dec_ext4_flags(struct inode *inode, struct dentry *dentry, u32 *flags);
 bool ext4dec_ext4_journalled(const struct inode *inode);
@@ -354,6 +357,8 @@ extern const struct file_operations ext4dec_fops;
 bool ext4dec_file_live(struct file *file);
 ssize_t ext4dec_file_read(struct kiocb *iocb, struct iov_iter *to);
 loff_t ext4dec_file_llseek(struct file *file, loff_t offset, int whence);
+int ext4dec_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+		   u64 start, u64 len);
 
 /* mmap.c */
 int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);

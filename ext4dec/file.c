@@ -21,8 +21,12 @@
  */
 #include "ext4dec.h"
 
+#include <linux/fiemap.h>
 #include <linux/module.h>
 #include <linux/uio.h>
+
+/* ext4's own FIEMAP flag (fs/ext4/ext4.h): read the extent tree in */
+#define EXT4DEC_FIEMAP_FLAG_CACHE	0x00000004
 
 static struct ext4dec_inode *ext4dec_file_state(struct file *file)
 {
@@ -245,6 +249,49 @@ static long ext4dec_compat_ioctl(struct file *file, unsigned int cmd,
 	return ext4dec_ioctl(file, cmd, arg, true);
 }
 #endif
+
+/**
+ * ext4dec_fiemap() - FIEMAP of an ext4 file, for the hook of ext4_fiemap()
+ * @inode: the inode
+ * @fieinfo: the request
+ * @start: first byte
+ * @len: bytes
+ *
+ * An active inode's blocks hold compressed data, which no byte range of
+ * the file maps to: it is reported as one extent over the whole file,
+ * FIEMAP_EXTENT_ENCODED (as btrfs reports its compressed extents) and
+ * FIEMAP_EXTENT_UNKNOWN (no physical address), all data and no hole, so
+ * that a copier that trusts FIEMAP reads it all.  Extended attributes
+ * (FIEMAP_FLAG_XATTR) and inactive inodes are ext4's.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ext4dec_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+		   u64 start, u64 len)
+{
+	loff_t size;
+	int err;
+
+	if (fieinfo->fi_flags & FIEMAP_FLAG_XATTR || !ext4dec_state(inode))
+		return ext4dec_ext4_fiemap(inode, fieinfo, start, len);
+	/* ext4's FIEMAP_FLAG_CACHE reads the extent tree in: nothing to do */
+	fieinfo->fi_flags &= ~EXT4DEC_FIEMAP_FLAG_CACHE;
+	err = fiemap_prep(inode, fieinfo, start, &len, FIEMAP_FLAG_SYNC);
+	if (err)
+		return err;
+	/* activation and deactivation hold it: the size goes with the view */
+	inode_lock_shared(inode);
+	if (!ext4dec_state(inode)) {
+		inode_unlock_shared(inode);
+		return ext4dec_ext4_fiemap(inode, fieinfo, start, len);
+	}
+	size = i_size_read(inode);
+	err = start < size ?
+	      fiemap_fill_next_extent(fieinfo, 0, 0, size, FIEMAP_EXTENT_ENCODED |
+				      FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_LAST) : 0;
+	inode_unlock_shared(inode);
+	return err < 0 ? err : 0;
+}
 
 const struct file_operations ext4dec_fops = {
 	.owner		= THIS_MODULE,

@@ -16,6 +16,8 @@
  *   ext4_file_read_iter reads through files opened before activation:
  *                       decompressed once the inode is active, never a mix
  *   ext4_llseek         SEEK_DATA/SEEK_HOLE in them: the uncompressed size
+ *   ext4_fiemap         FIEMAP of an active inode: one encoded extent, not
+ *                       the compressed blocks
  *   ext4_evict_inode    drop ext4dec's state before ext4 frees the inode
  *
  * They are installed in that order from the bottom up (enum
@@ -253,6 +255,17 @@ static loff_t ext4dec_llseek_hook(struct file *file, loff_t offset, int whence)
 	return ret;
 }
 
+static int ext4dec_fiemap_hook(struct inode *inode, struct fiemap_extent_info *fieinfo,
+			       u64 start, u64 len)
+{
+	int idx = ext4dec_hook_enter();
+	int ret;
+
+	ret = ext4dec_fiemap(inode, fieinfo, start, len);
+	ext4dec_hook_exit(idx);
+	return ret;
+}
+
 static void ext4dec_evict_inode_hook(struct inode *inode)
 {
 	int idx = ext4dec_hook_enter();
@@ -272,6 +285,7 @@ static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
 #endif
 	[EXT4DEC_READ_ITER] = { .wrapper = ext4dec_read_iter_hook },
 	[EXT4DEC_LLSEEK] = { .wrapper = ext4dec_llseek_hook },
+	[EXT4DEC_FIEMAP] = { .wrapper = ext4dec_fiemap_hook },
 	[EXT4DEC_EVICT_INODE] = { .wrapper = ext4dec_evict_inode_hook },
 };
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
@@ -634,6 +635,44 @@ TEST_F_TIMEOUT(ext4dec, opened_before_activation, SLOW)
 	free(buf);
 	free(orig);
 	free(raw);
+}
+
+/*
+ * FIEMAP of an active file: its blocks hold compressed data, which must
+ * not pass for the file's (a sparse copier trusting FIEMAP would copy
+ * them): one extent over the whole file, encoded, location unknown.
+ */
+TEST_F(ext4dec, fiemap_reports_one_encoded_extent)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[32];
+	} m = { .fm = { .fm_length = FIEMAP_MAX_OFFSET, .fm_extent_count = 32 } };
+	int fd = open(path("c16k"), O_RDONLY);
+	__u32 want = FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_LAST;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, FS_IOC_FIEMAP, &m)) TH_LOG("FIEMAP: %s", strerror(errno));
+	EXPECT_EQ(1, m.fm.fm_mapped_extents);
+	EXPECT_EQ(0, m.fe[0].fe_logical);
+	EXPECT_EQ(DATA_SIZE, m.fe[0].fe_length);
+	EXPECT_EQ(want, m.fe[0].fe_flags & want) TH_LOG("flags %#x", m.fe[0].fe_flags);
+	/* from the middle: the same extent */
+	m.fm.fm_start = DATA_SIZE / 2;
+	ASSERT_EQ(0, ioctl(fd, FS_IOC_FIEMAP, &m));
+	EXPECT_EQ(1, m.fm.fm_mapped_extents);
+	/* past the end: nothing */
+	m.fm.fm_start = DATA_SIZE;
+	ASSERT_EQ(0, ioctl(fd, FS_IOC_FIEMAP, &m));
+	EXPECT_EQ(0, m.fm.fm_mapped_extents);
+	/* extended attributes are ext4's */
+	m.fm.fm_start = 0;
+	m.fm.fm_flags = FIEMAP_FLAG_XATTR;
+	EXPECT_EQ(0, ioctl(fd, FS_IOC_FIEMAP, &m)) TH_LOG("FIEMAP_FLAG_XATTR: %s", strerror(errno));
+	close(fd);
+	EXPECT_EQ(0, run("filefrag -v '%s' | grep -q encoded", path("c16k"))) {
+		TH_LOG("filefrag -v shows no encoded extent");
+	}
 }
 
 TEST_F(ext4dec, sendfile_and_pipe)
