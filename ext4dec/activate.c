@@ -197,27 +197,32 @@ static bool ext4dec_held_raw_locked(struct inode *inode)
  * ext4dec_hold_raw() - keep an inactive inode inactive
  * @inode: the inode
  * @hold: the caller's, until ext4dec_release_raw()
+ * @nowait: fail with -EAGAIN rather than wait for the inode lock
  *
  * The inode lock, which activation holds from start to end, orders the
  * check against activations: none is under way once this returns.
  *
- * Context: process; takes the inode lock, so the caller must not hold it.
- * Return: true if @inode is held (its activations fail with -EBUSY until
- * ext4dec_release_raw()), false if it is active.
+ * Context: process; takes the inode lock (shared), so the caller must not
+ * hold it.
+ * Return: 1 if @inode is held (its activations fail with -EBUSY until
+ * ext4dec_release_raw()), 0 if it is active, -EAGAIN.
  */
-bool ext4dec_hold_raw(struct inode *inode, struct ext4dec_raw_hold *hold)
+int ext4dec_hold_raw(struct inode *inode, struct ext4dec_raw_hold *hold, bool nowait)
 {
-	bool held = false;
+	int held = 0;
 
 	hold->inode = inode;
-	inode_lock(inode);
+	if (!nowait)
+		inode_lock_shared(inode);
+	else if (!inode_trylock_shared(inode))
+		return -EAGAIN;
 	spin_lock(&ext4dec_lock);
 	if (!ext4dec_state(inode)) {
 		list_add(&hold->list, &ext4dec_raw_holds);
-		held = true;
+		held = 1;
 	}
 	spin_unlock(&ext4dec_lock);
-	inode_unlock(inode);
+	inode_unlock_shared(inode);
 	return held;
 }
 
@@ -513,7 +518,7 @@ long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 
 	if (!ext4dec_ioctl_moves_data(cmd) || !S_ISREG(inode->i_mode))
 		return ext4dec_ext4_ioctl(file, cmd, arg, compat);
-	if (ext4dec_state(inode) || !ext4dec_hold_raw(inode, &hold))
+	if (ext4dec_state(inode) || ext4dec_hold_raw(inode, &hold, false) <= 0)
 		return -EOPNOTSUPP;
 	ret = ext4dec_ext4_ioctl(file, cmd, arg, compat);
 	ext4dec_release_raw(&hold);

@@ -335,7 +335,7 @@ struct ext4dec_raw_hold {
 	struct inode *inode;
 };
 
-bool ext4dec_hold_raw(struct inode *inode, struct ext4dec_raw_hold *hold);
+int ext4dec_hold_raw(struct inode *inode, struct ext4dec_raw_hold *hold, bool nowait);
 void ext4dec_release_raw(struct ext4dec_raw_hold *hold);
 bool ext4dec_view_sample(const struct inode *inode, unsigned int *seq);
 bool ext4dec_view_changed(const struct inode *inode, unsigned int seq);

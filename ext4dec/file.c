@@ -128,6 +128,55 @@ static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
 	return filemap_read(iocb, to, 0);
 }
 
+/*
+ * Read @inode with its view held still: decompressed if it is active, the
+ * read counted as an open (deactivation waits); raw otherwise, under the
+ * inode lock, which activation holds throughout, or, for the reads for
+ * which ext4 takes that lock itself (direct, DAX), held raw
+ * (ext4dec_hold_raw()).
+ */
+static ssize_t ext4dec_file_read_steady(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
+	struct ext4dec_raw_hold hold;
+	struct ext4dec_inode *ei;
+	ssize_t ret;
+	int held;
+
+	for (;;) {
+		ei = ext4dec_open_get(inode);
+		if (ei) {
+			ret = ext4dec_read_active(iocb, to);
+			ext4dec_open_put(ei);
+			return ret;
+		}
+		if (!(iocb->ki_flags & IOCB_DIRECT) && !IS_DAX(inode)) {
+			if (!nowait)
+				inode_lock_shared(inode);
+			else if (!inode_trylock_shared(inode))
+				return -EAGAIN;
+			held = !ext4dec_state(inode);
+			if (held)
+				ret = ext4dec_ext4_read_iter(iocb, to);
+			inode_unlock_shared(inode);
+			if (held)
+				return ret;
+		} else {
+			held = ext4dec_hold_raw(inode, &hold, nowait);
+			if (held < 0)
+				return held;
+			if (held) {
+				ret = ext4dec_ext4_read_iter(iocb, to);
+				ext4dec_release_raw(&hold);
+				return ret;
+			}
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+}
+
 /**
  * ext4dec_file_read() - read through a file without live ext4dec operations
  * @iocb: the read
@@ -137,49 +186,33 @@ static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
  * operations whose inode was deactivated.  An inactive inode is read by
  * ext4, raw; an active one decompressed, direct reads included, while the
  * read holds off deactivation as an open file does.  A read of an
- * inactive inode that an activation or deactivation ran across is done
- * again: holding the inode raw, or decompressed if it is active by then.
- * A queued asynchronous direct read cannot be done again; ext4 submits it
- * under the inode lock, which activation holds throughout, so only one
- * submitted between this function's check and ext4's lock can be raw
- * bytes of an active inode.
+ * inactive inode that an activation or deactivation ran across is undone
+ * (the iterator and the position put back, whatever ext4 returned) and
+ * done again with the view held still.  A queued asynchronous direct read
+ * cannot be done again: one that ext4 submits after an activation it
+ * waited for (on the inode lock) reads raw blocks (design-notes.md).
  *
- * Context: process; takes the inode lock if a change of view ran across
- * the read.
+ * Context: process; may take the inode lock, shared.
  * Return: bytes read, or a negative errno (-EAGAIN for IOCB_NOWAIT on an
- * active inode).
+ * active inode, or when the view would have to be waited for).
  */
 ssize_t ext4dec_file_read(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
-	struct ext4dec_raw_hold hold;
-	struct ext4dec_inode *ei;
+	size_t count = iov_iter_count(to);
+	loff_t pos = iocb->ki_pos;
 	unsigned int seq;
 	ssize_t ret;
 
-	/* most reads: an inactive inode, and no change under way */
-	if (!ext4dec_state(inode) && ext4dec_view_sample(inode, &seq)) {
+	/* most reads: no change under way, and an inactive inode */
+	if (ext4dec_view_sample(inode, &seq) && !ext4dec_state(inode)) {
 		ret = ext4dec_ext4_read_iter(iocb, to);
 		if (likely(!ext4dec_view_changed(inode, seq)) || ret == -EIOCBQUEUED)
 			return ret;
-		if (ret > 0) {
-			iov_iter_revert(to, ret);
-			iocb->ki_pos -= ret;
-		}
+		iov_iter_revert(to, count - iov_iter_count(to));
+		iocb->ki_pos = pos;
 	}
-	for (;;) {
-		ei = ext4dec_open_get(inode);
-		if (ei) {
-			ret = ext4dec_read_active(iocb, to);
-			ext4dec_open_put(ei);
-			return ret;
-		}
-		if (ext4dec_hold_raw(inode, &hold)) {
-			ret = ext4dec_ext4_read_iter(iocb, to);
-			ext4dec_release_raw(&hold);
-			return ret;
-		}
-	}
+	return ext4dec_file_read_steady(iocb, to);
 }
 
 static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,

@@ -172,8 +172,8 @@ static int ext4dec_fileattr_change(struct mnt_idmap *idmap,
 	changed = old ^ fa->flags;
 
 	if (ext4dec_state(inode)) {
-		if (changed & (FS_JOURNAL_DATA_FL | FS_DAX_FL)) {
-			ext4dec_warn(inode, "%pd: cannot change data journaling or DAX of a compressed file",
+		if (changed & (FS_JOURNAL_DATA_FL | FS_DAX_FL | FS_EXTENT_FL)) {
+			ext4dec_warn(inode, "%pd: cannot change data journaling, DAX or the block map of a compressed file",
 				     dentry);
 			return -EBUSY;
 		}

@@ -3,10 +3,11 @@
  * ext4dec_ioctl32 - an ioctl as a 32-bit program makes it, through the
  * kernel's compat path (ext4_compat_ioctl()), for the selftests.
  *
- * Usage: ext4dec_ioctl32 FILE CMD
+ * Usage: ext4dec_ioctl32 FILE|fd:N CMD
  *
- * Opens FILE read-only and calls ioctl(fd, CMD, NULL); CMD is a number in
- * C notation (0x... for hex).  Exit status: 0 if the ioctl succeeded, else
+ * Opens FILE read-only, or takes the inherited descriptor N, and calls
+ * ioctl(fd, CMD, NULL); CMD and N are numbers in C notation (0x... for
+ * hex).  Exit status: 0 if the ioctl succeeded, else
  * its errno (or the open's); 125 on a usage error.  Freestanding: i386
  * system calls through int $0x80, so that it builds with no 32-bit C
  * library (gcc -m32 -nostdlib -static).
@@ -72,9 +73,15 @@ void ioctl32_main(long *sp)
 	cmd = number(argv[2]);
 	if (cmd == -1)
 		leave(125);
-	fd = syscall3(SYS_OPEN, (long)argv[1], 0, 0);
-	if (fd < 0)
-		leave(-fd);
+	if (argv[1][0] == 'f' && argv[1][1] == 'd' && argv[1][2] == ':') {
+		fd = number(argv[1] + 3);
+		if (fd == -1)
+			leave(125);
+	} else {
+		fd = syscall3(SYS_OPEN, (long)argv[1], 0, 0);
+		if (fd < 0)
+			leave(-fd);
+	}
 	ret = syscall3(SYS_IOCTL, fd, cmd, 0);
 	leave(ret < 0 ? -ret : 0);
 }

@@ -16,10 +16,11 @@
  * They are compressed with szip here, or taken from the directory PACKED
  * that --pack filled (on the host: the same program and libc).
  * For SECONDS (default 120), processes run side by side:
- *   readers   read() and pread() every file, after dropping its cache now
- *             and then; two of them in a memory cgroup limited to
- *             CGROUP_MAX_MB (default 32) that another process also
- *             shrinks through memory.reclaim
+ *   readers   read() and pread() every file, a quarter of the time with
+ *             O_DIRECT, after dropping its cache now and then; two of
+ *             them in a memory cgroup limited to CGROUP_MAX_MB (default
+ *             32) that another process also shrinks through
+ *             memory.reclaim
  *   mappers   map the stable files (shared and private) and touch pages
  *   executor  runs the compressed program with the compressed libc
  *   chattr    -c and +c on the cycle files
@@ -210,7 +211,8 @@ static void check(const struct sfile *f, const char *how, uint64_t off,
 
 static void reader(int id, bool in_cgroup)
 {
-	static uint8_t buf[256 << 10];
+	/* aligned for O_DIRECT */
+	static uint8_t buf[256 << 10] __attribute__((aligned(4096)));
 
 	if (in_cgroup) {
 		char pid[32];
@@ -226,7 +228,10 @@ static void reader(int id, bool in_cgroup)
 	rng_state = 1000 + id;
 	while (!stopping()) {
 		struct sfile *f = &files[rng() % NR_FILES];
-		int fd = open(fpath(f->name), O_RDONLY);
+		/* a quarter direct: whole pages at page offsets */
+		bool direct = rng() % 4 == 0;
+		size_t unit = direct ? PAGE : 1;
+		int fd = open(fpath(f->name), O_RDONLY | (direct ? O_DIRECT : 0));
 		struct stat sb;
 
 		if (fd < 0) {
@@ -248,22 +253,23 @@ static void reader(int id, bool in_cgroup)
 			uint64_t pos = 0;
 
 			for (;;) {
-				size_t len = 1 + rng() % sizeof(buf);
+				size_t len = unit * (1 + rng() % (sizeof(buf) / unit));
 				ssize_t got = read(fd, buf, len);
 
-				check(f, "read", pos, len, got, errno, buf);
-				if (got <= 0)
+				check(f, direct ? "direct read" : "read", pos, len, got, errno, buf);
+				/* short: EOF (and for direct reads, an unaligned offset) */
+				if (got <= 0 || (direct && (size_t)got < len))
 					break;
 				pos += got;
 			}
 		} else {
 			posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 			for (int k = 0; k < 16; k++) {
-				uint64_t off = rng() % (f->size + PAGE);
-				size_t len = 1 + rng() % (k & 1 ? PAGE : sizeof(buf));
+				uint64_t off = rng() % (f->size + PAGE) / unit * unit;
+				size_t len = unit * (1 + rng() % ((k & 1 ? PAGE : sizeof(buf)) / unit));
 				ssize_t got = pread(fd, buf, len, off);
 
-				check(f, "pread", off, len, got, errno, buf);
+				check(f, direct ? "direct pread" : "pread", off, len, got, errno, buf);
 			}
 		}
 		close(fd);
