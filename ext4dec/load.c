@@ -126,6 +126,19 @@ static int ext4dec_read_cached(struct inode *inode, loff_t pos, void *buf, size_
 	return 0;
 }
 
+/*
+ * Start reading [@pos, @pos + @len) of the raw file into its page cache,
+ * in large reads: ext4dec_read_cached() would read it a folio at a time,
+ * waiting for each.
+ */
+static void ext4dec_read_ahead_raw(struct inode *inode, loff_t pos, size_t len)
+{
+	struct file_ra_state ra = { };
+	DEFINE_READAHEAD(ractl, NULL, &ra, inode->i_mapping, pos >> PAGE_SHIFT);
+
+	ext4dec_ra_unbounded(&ractl, DIV_ROUND_UP(offset_in_page(pos) + len, PAGE_SIZE));
+}
+
 /* Read and validate the header, dictionary and tables. */
 static int ext4dec_load_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 {
@@ -163,6 +176,7 @@ static int ext4dec_load_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 	ei->meta = kvmalloc(meta_len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ei->meta)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
+	ext4dec_read_ahead_raw(inode, info->dict_offset, meta_len);
 	if (ext4dec_read_cached(inode, info->dict_offset, ei->meta, meta_len))
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
 	szip_file_set_meta(&ei->sf, ei->meta);
@@ -194,7 +208,7 @@ static int ext4dec_load_extents(struct ext4dec_inode *ei, struct dentry *dentry)
 	loff_t pos = 0;
 	int err;
 
-	ei->extents = kvmalloc_array(cap, sizeof(*ei->extents), GFP_KERNEL);
+	ei->extents = kvmalloc_array(cap, sizeof(*ei->extents), GFP_KERNEL_ACCOUNT);
 	if (!ei->extents)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
 	/* bytes after totalSize are never read */
@@ -209,7 +223,7 @@ static int ext4dec_load_extents(struct ext4dec_inode *ei, struct dentry *dentry)
 			return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO,
 					      "block map");
 		if (n == cap) {
-			e = kvmalloc_array(cap * 2, sizeof(*e), GFP_KERNEL);
+			e = kvmalloc_array(cap * 2, sizeof(*e), GFP_KERNEL_ACCOUNT);
 			if (!e)
 				return ext4dec_refuse(inode, dentry,
 						      EXT4DEC_REFUSED_NOMEM, NULL);
@@ -248,7 +262,7 @@ struct ext4dec_inode *ext4dec_load(struct inode *inode, struct dentry *dentry)
 
 	lockdep_assert_held_write(&inode->i_rwsem);
 	nofs = memalloc_nofs_save();
-	ei = kzalloc(sizeof(*ei), GFP_KERNEL);
+	ei = kzalloc(sizeof(*ei), GFP_KERNEL_ACCOUNT);
 	if (!ei) {
 		err = ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOMEM, NULL);
 		goto out;
