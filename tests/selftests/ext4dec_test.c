@@ -558,9 +558,9 @@ static bool fd_reads(int fd, const unsigned char *want, size_t len)
 /*
  * Files opened while the inode was raw keep ext4's file operations: once
  * it is activated they read, read directly, splice, map and seek the
- * uncompressed file; a read that must not block fails with EAGAIN or
- * reads it too.  They do not hold the inode active: after chattr -c they
- * read the raw bytes again.
+ * uncompressed file; a read that must not block fails with EAGAIN.  They
+ * do not hold the inode active: after chattr -c they read the raw bytes
+ * again.
  */
 TEST_F_TIMEOUT(ext4dec, opened_before_activation, SLOW)
 {
@@ -603,11 +603,11 @@ TEST_F_TIMEOUT(ext4dec, opened_before_activation, SLOW)
 	EXPECT_EQ(DATA_SIZE, lseek(fd, 100, SEEK_HOLE)) TH_LOG("SEEK_HOLE");
 	EXPECT_EQ(DATA_SIZE, lseek(fd, 0, SEEK_END));
 
+	/* not cached: reading it would mean waiting for I/O and inflation */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	iov = (struct iovec){ buf, 4096 };
 	n = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
-	EXPECT_TRUE((n < 0 && errno == EAGAIN) ||
-		    (n == 4096 && !memcmp(buf, orig + off, 4096))) {
+	EXPECT_TRUE(n < 0 && errno == EAGAIN) {
 		TH_LOG("RWF_NOWAIT: %zd (%s)", n, n < 0 ? strerror(errno) : "bytes");
 	}
 	out = open(path("pre.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
