@@ -407,6 +407,14 @@ void ext4dec_evict(struct inode *inode)
 {
 	struct ext4dec_inode *ei;
 
+	/*
+	 * Most evicted inodes were never active: nothing can activate one
+	 * now (every activation holds a reference), so no lock is needed to
+	 * see that.  Unload's ext4dec_deactivate_all() skips inodes being
+	 * freed.
+	 */
+	if (!ext4dec_state(inode))
+		return;
 	spin_lock(&ext4dec_lock);
 	ei = ext4dec_withdraw_locked(inode);
 	spin_unlock(&ext4dec_lock);
