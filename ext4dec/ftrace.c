@@ -63,6 +63,17 @@ static void notrace ext4dec_ftrace_thunk(unsigned long ip, unsigned long parent_
 		ext4dec_ftrace_set_ip(fregs, (unsigned long)hook->wrapper);
 }
 
+/*
+ * The saved instruction pointer can be changed without all the registers
+ * saved where ftrace passes the arguments (x86_64 does): livepatch asks
+ * for them only elsewhere, and so does this.
+ */
+#ifdef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
+#define EXT4DEC_FTRACE_SAVE_REGS	0
+#else
+#define EXT4DEC_FTRACE_SAVE_REGS	FTRACE_OPS_FL_SAVE_REGS
+#endif
+
 static int ext4dec_hook_install(struct ext4dec_hook *hook)
 {
 	int err;
@@ -72,10 +83,11 @@ static int ext4dec_hook_install(struct ext4dec_hook *hook)
 	 * Permanent: sysctl kernel.ftrace_enabled=0 fails with EBUSY while
 	 * the hooks are in, instead of silently bypassing them while inodes
 	 * are active (evictions, chattr and the data ioctls would reach
-	 * ext4 unchecked).
+	 * ext4 unchecked).  The callback calls nothing that is traced: it
+	 * needs no recursion guard from ftrace (FTRACE_OPS_FL_RECURSION).
 	 */
-	hook->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION |
-			  FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_PERMANENT;
+	hook->ops.flags = EXT4DEC_FTRACE_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
+			  FTRACE_OPS_FL_PERMANENT;
 	err = ftrace_set_filter_ip(&hook->ops, hook->address, 0, 0);
 	if (err) {
 		pr_err("hook %s: not traceable (ftrace_set_filter_ip: %pe)\n",
