@@ -377,8 +377,9 @@ struct ext4dec_ws {
 	u8 *out;
 };
 
-int ext4dec_workspaces_init(unsigned int count);
+int ext4dec_workspaces_init(unsigned int max);
 void ext4dec_workspaces_exit(void);
+unsigned int ext4dec_nr_workspaces_now(void);
 int ext4dec_ws_init(struct ext4dec_ws *ws);
 void ext4dec_ws_destroy(struct ext4dec_ws *ws);
 struct ext4dec_ws *ext4dec_ws_get(void);

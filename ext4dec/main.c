@@ -20,7 +20,7 @@ unsigned int ext4dec_nr_workspaces;
 
 module_param_named(workspaces, ext4dec_nr_workspaces, uint, 0444);
 MODULE_PARM_DESC(workspaces,
-		 "Inflate workspaces for inline reads; 0 = one per possible CPU (default)");
+		 "Most inflate workspaces for inline reads, made on demand; 0 = one per possible CPU (default)");
 
 static int ext4dec_workers_param = -1;
 
@@ -116,7 +116,7 @@ static int __init ext4dec_init(void)
 		goto out_sysfs_exit;
 	ext4dec_activations_start();
 	ext4dec_hooks_names(hooks, sizeof(hooks));
-	pr_info("version %s loaded: hooks on %s; %u workspaces, %u workers\n",
+	pr_info("version %s loaded: hooks on %s; up to %u workspaces, %u workers\n",
 		EXT4DEC_VERSION, hooks, ext4dec_nr_workspaces, ext4dec_nr_workers());
 	return 0;
 

@@ -3,7 +3,9 @@
  * /sys/kernel/ext4dec: counters (read-only, one value per file).
  *
  *   version              module version
- *   workspaces           inflate workspaces in the pool
+ *   workspaces           inflate workspaces in the pool now (it grows on
+ *                        demand up to the "workspaces" parameter, and
+ *                        shrinks to one when idle)
  *   workers              inflate workers for readahead
  *   active_inodes        inodes served decompressed now
  *   chunks_inflated      chunks decoded successfully
@@ -73,7 +75,7 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t workspaces_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", ext4dec_nr_workspaces);
+	return sysfs_emit(buf, "%u\n", ext4dec_nr_workspaces_now());
 }
 
 static ssize_t workers_show(struct kobject *kobj, struct kobj_attribute *attr,

@@ -2,23 +2,32 @@
 /*
  * Inflate workspaces: a decoder and a chunk-sized output buffer each.
  *
- * A fixed pool is allocated at module load (one per possible CPU unless
- * the "workspaces" parameter says otherwise), taken under ext4dec_ws_lock
- * by the tasks that inflate inline (read_folio(), small readahead); those
- * that find it empty sleep until one is back.  Each inflate worker owns a
+ * The pool of the tasks that inflate inline (read_folio(), small
+ * readahead) grows on demand: a task that finds no free workspace makes
+ * one, up to the "workspaces" parameter (default: one per possible CPU),
+ * or, at the limit or out of memory, sleeps until one is given back.  One
+ * workspace, made at load, is always there, so a reader always gets one
+ * eventually.  After EXT4DEC_WS_IDLE without a workspace given back, all
+ * the free ones but that one are freed.  Each inflate worker owns a
  * workspace of its own (workers.c).  No allocation per chunk and no
  * preemption disabled while inflating.
+ *
+ * ext4dec_ws_lock protects the free list and the count.
  */
 #include "ext4dec.h"
 
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#define EXT4DEC_WS_IDLE		(5 * HZ)
 
 static LIST_HEAD(ext4dec_free_ws);
 static DEFINE_SPINLOCK(ext4dec_ws_lock);
 static DECLARE_WAIT_QUEUE_HEAD(ext4dec_ws_wait);
-static struct ext4dec_ws *ext4dec_all_ws;
+/* workspaces in the pool, free or not, and being made */
 static unsigned int ext4dec_nr_ws;
+static unsigned int ext4dec_max_ws;
 
 /**
  * ext4dec_ws_init() - allocate a workspace's decoder and buffer
@@ -52,28 +61,58 @@ void ext4dec_ws_destroy(struct ext4dec_ws *ws)
 	kvfree(ws->out);
 }
 
+static struct ext4dec_ws *ext4dec_ws_alloc(gfp_t gfp)
+{
+	struct ext4dec_ws *ws = kzalloc(sizeof(*ws), gfp);
+
+	if (ws && ext4dec_ws_init(ws)) {
+		kfree(ws);
+		ws = NULL;
+	}
+	return ws;
+}
+
+static void ext4dec_ws_free(struct ext4dec_ws *ws)
+{
+	ext4dec_ws_destroy(ws);
+	kfree(ws);
+}
+
+/* Free the free workspaces but one, when none was given back for a while */
+static void ext4dec_ws_drain(struct work_struct *work)
+{
+	struct ext4dec_ws *ws;
+	LIST_HEAD(idle);
+
+	spin_lock(&ext4dec_ws_lock);
+	while (ext4dec_nr_ws > 1 && !list_empty(&ext4dec_free_ws)) {
+		list_move(ext4dec_free_ws.prev, &idle);
+		ext4dec_nr_ws--;
+	}
+	spin_unlock(&ext4dec_ws_lock);
+	while ((ws = list_first_entry_or_null(&idle, struct ext4dec_ws, list))) {
+		list_del(&ws->list);
+		ext4dec_ws_free(ws);
+	}
+}
+
+static DECLARE_DELAYED_WORK(ext4dec_ws_drain_work, ext4dec_ws_drain);
+
 /**
- * ext4dec_workspaces_init() - allocate the workspaces
- * @count: number of workspaces, at least 1
+ * ext4dec_workspaces_init() - make the pool's first workspace
+ * @max: most workspaces in the pool, at least 1
  *
  * Return: 0 or -ENOMEM.
  */
-int ext4dec_workspaces_init(unsigned int count)
+int ext4dec_workspaces_init(unsigned int max)
 {
-	unsigned int i;
+	struct ext4dec_ws *ws = ext4dec_ws_alloc(GFP_KERNEL);
 
-	ext4dec_all_ws = kcalloc(count, sizeof(*ext4dec_all_ws), GFP_KERNEL);
-	if (!ext4dec_all_ws)
+	if (!ws)
 		return -ENOMEM;
-	for (i = 0; i < count; i++) {
-		if (ext4dec_ws_init(&ext4dec_all_ws[i])) {
-			ext4dec_nr_ws = i;
-			ext4dec_workspaces_exit();
-			return -ENOMEM;
-		}
-		list_add(&ext4dec_all_ws[i].list, &ext4dec_free_ws);
-	}
-	ext4dec_nr_ws = count;
+	list_add(&ws->list, &ext4dec_free_ws);
+	ext4dec_nr_ws = 1;
+	ext4dec_max_ws = max;
 	return 0;
 }
 
@@ -82,39 +121,69 @@ int ext4dec_workspaces_init(unsigned int count)
  */
 void ext4dec_workspaces_exit(void)
 {
-	unsigned int i;
+	struct ext4dec_ws *ws;
 
-	for (i = 0; i < ext4dec_nr_ws; i++)
-		ext4dec_ws_destroy(&ext4dec_all_ws[i]);
-	kfree(ext4dec_all_ws);
-	ext4dec_all_ws = NULL;
+	cancel_delayed_work_sync(&ext4dec_ws_drain_work);
+	while ((ws = list_first_entry_or_null(&ext4dec_free_ws, struct ext4dec_ws, list))) {
+		list_del(&ws->list);
+		ext4dec_ws_free(ws);
+	}
 	ext4dec_nr_ws = 0;
-	INIT_LIST_HEAD(&ext4dec_free_ws);
 }
 
-static struct ext4dec_ws *ext4dec_ws_take(void)
+/**
+ * ext4dec_nr_workspaces_now() - workspaces in the pool now
+ *
+ * Return: the count, free or in use.
+ */
+unsigned int ext4dec_nr_workspaces_now(void)
+{
+	return READ_ONCE(ext4dec_nr_ws);
+}
+
+/* A free workspace; else, with @grow, leave room to make one (*@grow) */
+static struct ext4dec_ws *ext4dec_ws_take(bool *grow)
 {
 	struct ext4dec_ws *ws;
 
 	spin_lock(&ext4dec_ws_lock);
 	ws = list_first_entry_or_null(&ext4dec_free_ws, struct ext4dec_ws, list);
-	if (ws)
+	if (ws) {
 		list_del(&ws->list);
+	} else if (grow && ext4dec_nr_ws < ext4dec_max_ws) {
+		ext4dec_nr_ws++;
+		*grow = true;
+	}
 	spin_unlock(&ext4dec_ws_lock);
 	return ws;
 }
 
 /**
- * ext4dec_ws_get() - take a workspace, waiting for one if all are busy
+ * ext4dec_ws_get() - take a workspace, making one or waiting for one if
+ *	all are busy
  *
- * Context: process, may sleep.
+ * Context: process, may sleep and allocate (callers are GFP_NOFS through
+ * memalloc_nofs_save()).
  * Return: a workspace, to give back with ext4dec_ws_put().
  */
 struct ext4dec_ws *ext4dec_ws_get(void)
 {
 	struct ext4dec_ws *ws;
+	bool grow = false;
 
-	wait_event(ext4dec_ws_wait, (ws = ext4dec_ws_take()) != NULL);
+	ws = ext4dec_ws_take(&grow);
+	if (ws)
+		return ws;
+	if (grow) {
+		ws = ext4dec_ws_alloc(GFP_KERNEL | __GFP_NOWARN);
+		if (ws)
+			return ws;
+		spin_lock(&ext4dec_ws_lock);
+		ext4dec_nr_ws--;
+		spin_unlock(&ext4dec_ws_lock);
+	}
+	/* the pool's first workspace, at least, comes back */
+	wait_event(ext4dec_ws_wait, (ws = ext4dec_ws_take(NULL)) != NULL);
 	return ws;
 }
 
@@ -128,4 +197,5 @@ void ext4dec_ws_put(struct ext4dec_ws *ws)
 	list_add(&ws->list, &ext4dec_free_ws);
 	spin_unlock(&ext4dec_ws_lock);
 	wake_up(&ext4dec_ws_wait);
+	mod_delayed_work(system_wq, &ext4dec_ws_drain_work, EXT4DEC_WS_IDLE);
 }

@@ -1636,6 +1636,69 @@ TEST_F_TIMEOUT(ext4dec, large_folios_span_chunks, SLOWER)
  * Readers of freshly evicted inodes, started together: the first opens
  * race with the activation, and each reader checks every byte it reads.
  */
+/* The workspaces counter once it is @want, or after 15 s, what it is then */
+static long long workspaces_settled(long long want)
+{
+	long long n;
+	int i;
+
+	for (i = 0; (n = counter("workspaces")) != want && i < 150; i++)
+		usleep(100000);
+	return n;
+}
+
+/*
+ * The pool of workspaces for inline inflation holds one when idle, grows
+ * while readers inflate side by side (at most the "workspaces" parameter,
+ * one per CPU), and is back to one 5 s after the last use.
+ */
+TEST_F_TIMEOUT(ext4dec, workspaces_grow_on_demand_shrink_when_idle, SLOW)
+{
+	const int readers = 4;
+	long long most = 0, n;
+	pid_t pids[4];
+	int i;
+
+	EXPECT_EQ(1, workspaces_settled(1)) TH_LOG("an idle pool");
+	for (i = 0; i < readers; i++) {
+		pids[i] = fork();
+		if (!pids[i]) {
+			/* single chunks, missed each time: inflated by this task */
+			int fd = open(path("c4k"), O_RDONLY);
+			char buf[4096];
+			double end = now() + 3;
+
+			if (fd < 0)
+				_exit(1);
+			posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+			rng_state = 77 + i;
+			while (now() < end) {
+				off_t off = (off_t)(rng() % (DATA_SIZE / 4096)) * 4096;
+
+				posix_fadvise(fd, off, 4096, POSIX_FADV_DONTNEED);
+				if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
+					_exit(2);
+			}
+			_exit(0);
+		}
+		ASSERT_LT(0, pids[i]);
+	}
+	for (i = 0; i < 40; i++) {
+		n = counter("workspaces");
+		most = n > most ? n : most;
+		usleep(100000);
+	}
+	for (i = 0; i < readers; i++) {
+		int st;
+
+		ASSERT_EQ(pids[i], waitpid(pids[i], &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("reader %d", i);
+	}
+	EXPECT_LE(2, most) TH_LOG("the pool never grew: %lld at most", most);
+	EXPECT_GE(sysconf(_SC_NPROCESSORS_CONF), most) TH_LOG("more than one per CPU");
+	EXPECT_EQ(1, workspaces_settled(1)) TH_LOG("the pool did not shrink back");
+}
+
 TEST_F_TIMEOUT(ext4dec, concurrent_readers, SLOW)
 {
 	size_t orig_len;
