@@ -380,7 +380,7 @@ struct ext4dec_ws {
 int ext4dec_workspaces_init(unsigned int max);
 void ext4dec_workspaces_exit(void);
 unsigned int ext4dec_nr_workspaces_now(void);
-int ext4dec_ws_init(struct ext4dec_ws *ws);
+int ext4dec_ws_init(struct ext4dec_ws *ws, gfp_t gfp);
 void ext4dec_ws_destroy(struct ext4dec_ws *ws);
 struct ext4dec_ws *ext4dec_ws_get(void);
 void ext4dec_ws_put(struct ext4dec_ws *ws);

@@ -64,14 +64,14 @@ static void notrace ext4dec_ftrace_thunk(unsigned long ip, unsigned long parent_
 }
 
 /*
- * The saved instruction pointer can be changed without all the registers
- * saved where ftrace passes the arguments (x86_64 does): livepatch asks
- * for them only elsewhere, and so does this.
+ * The redirection changes the instruction pointer in the ftrace_regs
+ * that ftrace passes where it passes the arguments (x86_64 does): no need
+ * to save all the registers then, as livepatch does not.  Elsewhere the
+ * kernel's ftrace_regs_set_instruction_pointer() does nothing, and the
+ * hooks would let every call through.
  */
-#ifdef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
-#define EXT4DEC_FTRACE_SAVE_REGS	0
-#else
-#define EXT4DEC_FTRACE_SAVE_REGS	FTRACE_OPS_FL_SAVE_REGS
+#ifndef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
+#error "ext4dec needs CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS to redirect calls"
 #endif
 
 static int ext4dec_hook_install(struct ext4dec_hook *hook)
@@ -86,8 +86,7 @@ static int ext4dec_hook_install(struct ext4dec_hook *hook)
 	 * ext4 unchecked).  The callback calls nothing that is traced: it
 	 * needs no recursion guard from ftrace (FTRACE_OPS_FL_RECURSION).
 	 */
-	hook->ops.flags = EXT4DEC_FTRACE_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
-			  FTRACE_OPS_FL_PERMANENT;
+	hook->ops.flags = FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_PERMANENT;
 	err = ftrace_set_filter_ip(&hook->ops, hook->address, 0, 0);
 	if (err) {
 		pr_err("hook %s: not traceable (ftrace_set_filter_ip: %pe)\n",

@@ -82,7 +82,7 @@ int ext4dec_workers_init(unsigned int count, bool rt)
 		struct ext4dec_worker *w = &ext4dec_workers[i];
 		struct task_struct *task;
 
-		err = ext4dec_ws_init(&w->ws);
+		err = ext4dec_ws_init(&w->ws, GFP_KERNEL);
 		if (err)
 			goto out_exit;
 		task = kthread_run(ext4dec_worker_fn, w, "ext4dec/%u", i);

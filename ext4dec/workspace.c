@@ -12,7 +12,7 @@
  * workspace of its own (workers.c).  No allocation per chunk and no
  * preemption disabled while inflating.
  *
- * ext4dec_ws_lock protects the free list and the count.
+ * ext4dec_ws_lock protects the free list and the counts.
  */
 #include "ext4dec.h"
 
@@ -25,20 +25,24 @@
 static LIST_HEAD(ext4dec_free_ws);
 static DEFINE_SPINLOCK(ext4dec_ws_lock);
 static DECLARE_WAIT_QUEUE_HEAD(ext4dec_ws_wait);
-/* workspaces in the pool, free or not, and being made */
+/* workspaces in the pool, free or not, and being made; those being made */
 static unsigned int ext4dec_nr_ws;
+static unsigned int ext4dec_ws_growing;
 static unsigned int ext4dec_max_ws;
+/* when a workspace was last given back */
+static unsigned long ext4dec_ws_last_put;
 
 /**
  * ext4dec_ws_init() - allocate a workspace's decoder and buffer
  * @ws: the workspace, zeroed
+ * @gfp: allocation flags
  *
  * Return: 0 or -ENOMEM (@ws is then left empty).
  */
-int ext4dec_ws_init(struct ext4dec_ws *ws)
+int ext4dec_ws_init(struct ext4dec_ws *ws, gfp_t gfp)
 {
-	ws->dec = kvmalloc(szip_decoder_size(), GFP_KERNEL);
-	ws->out = kvmalloc(EXT4DEC_MAX_CHUNK, GFP_KERNEL);
+	ws->dec = kvmalloc(szip_decoder_size(), gfp);
+	ws->out = kvmalloc(EXT4DEC_MAX_CHUNK, gfp);
 	if (!ws->dec || !ws->out || szip_decoder_init(ws->dec)) {
 		kvfree(ws->dec);
 		ws->dec = NULL;
@@ -65,7 +69,7 @@ static struct ext4dec_ws *ext4dec_ws_alloc(gfp_t gfp)
 {
 	struct ext4dec_ws *ws = kzalloc(sizeof(*ws), gfp);
 
-	if (ws && ext4dec_ws_init(ws)) {
+	if (ws && ext4dec_ws_init(ws, gfp)) {
 		kfree(ws);
 		ws = NULL;
 	}
@@ -78,14 +82,27 @@ static void ext4dec_ws_free(struct ext4dec_ws *ws)
 	kfree(ws);
 }
 
-/* Free the free workspaces but one, when none was given back for a while */
+static void ext4dec_ws_drain(struct work_struct *work);
+static DECLARE_DELAYED_WORK(ext4dec_ws_drain_work, ext4dec_ws_drain);
+
+/*
+ * Free the free workspaces but one, once none was given back for
+ * EXT4DEC_WS_IDLE.  One being made does not count: its allocation may
+ * still fail.
+ */
 static void ext4dec_ws_drain(struct work_struct *work)
 {
+	unsigned long idle_at = READ_ONCE(ext4dec_ws_last_put) + EXT4DEC_WS_IDLE;
+	unsigned long now = jiffies;
 	struct ext4dec_ws *ws;
 	LIST_HEAD(idle);
 
+	if (time_before(now, idle_at)) {
+		queue_delayed_work(system_wq, &ext4dec_ws_drain_work, idle_at - now);
+		return;
+	}
 	spin_lock(&ext4dec_ws_lock);
-	while (ext4dec_nr_ws > 1 && !list_empty(&ext4dec_free_ws)) {
+	while (ext4dec_nr_ws - ext4dec_ws_growing > 1 && !list_empty(&ext4dec_free_ws)) {
 		list_move(ext4dec_free_ws.prev, &idle);
 		ext4dec_nr_ws--;
 	}
@@ -95,8 +112,6 @@ static void ext4dec_ws_drain(struct work_struct *work)
 		ext4dec_ws_free(ws);
 	}
 }
-
-static DECLARE_DELAYED_WORK(ext4dec_ws_drain_work, ext4dec_ws_drain);
 
 /**
  * ext4dec_workspaces_init() - make the pool's first workspace
@@ -152,6 +167,7 @@ static struct ext4dec_ws *ext4dec_ws_take(bool *grow)
 		list_del(&ws->list);
 	} else if (grow && ext4dec_nr_ws < ext4dec_max_ws) {
 		ext4dec_nr_ws++;
+		ext4dec_ws_growing++;
 		*grow = true;
 	}
 	spin_unlock(&ext4dec_ws_lock);
@@ -176,11 +192,13 @@ struct ext4dec_ws *ext4dec_ws_get(void)
 		return ws;
 	if (grow) {
 		ws = ext4dec_ws_alloc(GFP_KERNEL | __GFP_NOWARN);
+		spin_lock(&ext4dec_ws_lock);
+		ext4dec_ws_growing--;
+		if (!ws)
+			ext4dec_nr_ws--;
+		spin_unlock(&ext4dec_ws_lock);
 		if (ws)
 			return ws;
-		spin_lock(&ext4dec_ws_lock);
-		ext4dec_nr_ws--;
-		spin_unlock(&ext4dec_ws_lock);
 	}
 	/* the pool's first workspace, at least, comes back */
 	wait_event(ext4dec_ws_wait, (ws = ext4dec_ws_take(NULL)) != NULL);
@@ -193,9 +211,15 @@ struct ext4dec_ws *ext4dec_ws_get(void)
  */
 void ext4dec_ws_put(struct ext4dec_ws *ws)
 {
+	bool more;
+
+	WRITE_ONCE(ext4dec_ws_last_put, jiffies);
 	spin_lock(&ext4dec_ws_lock);
 	list_add(&ws->list, &ext4dec_free_ws);
+	more = ext4dec_nr_ws > 1;
 	spin_unlock(&ext4dec_ws_lock);
 	wake_up(&ext4dec_ws_wait);
-	mod_delayed_work(system_wq, &ext4dec_ws_drain_work, EXT4DEC_WS_IDLE);
+	/* does nothing while the drain is queued: it looks at the time */
+	if (more)
+		queue_delayed_work(system_wq, &ext4dec_ws_drain_work, EXT4DEC_WS_IDLE);
 }
