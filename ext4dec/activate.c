@@ -20,9 +20,9 @@
  *
  * ioctls that move or rewrite data run only on inactive inodes, and hold
  * activation off while they run (ext4dec_ioctl()); the others are ext4's
- * alone.  Reads through ext4's
- * file operations that an activation or deactivation runs across are done
- * again (the view counters below, and file.c).
+ * alone.  Reads through ext4's file operations that an activation or
+ * deactivation runs across are done again (the view counters below, and
+ * file.c).
  */
 #include "ext4dec.h"
 

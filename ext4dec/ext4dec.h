@@ -103,8 +103,7 @@ struct ext4dec_extent {
  *				it: nobody else can reach the inode)
  *   ext4dec_lock (spinlock)	static in activate.c: the list of active
  *				inodes, whether activations are allowed, the
- *				inodes held raw,
- *				and every change of
+ *				inodes held raw, and every change of
  *				@inode->i_private (ext4dec_set_state());
  *				opens count themselves under it
  *				(ext4dec_open_get()).  igrab() takes the

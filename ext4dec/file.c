@@ -103,21 +103,10 @@ static void ext4dec_grow_readahead(struct file *file)
 		WRITE_ONCE(file->f_ra.ra_pages, pages);
 }
 
-static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
-{
-	struct file *file = iocb->ki_filp;
-
-	if (!ext4dec_file_live(file))
-		return ext4dec_file_read(iocb, to);
-	ext4dec_grow_readahead(file);
-	iocb->ki_flags &= ~IOCB_DIRECT;
-	return filemap_read(iocb, to, 0);
-}
-
 /*
- * Read an active inode through a file without ext4dec's operations: as
- * ext4dec_read_iter() does, but the file was opened with FMODE_NOWAIT,
- * a promise a read of compressed data cannot keep.
+ * Read an active inode, direct reads from the page cache too.  A file
+ * opened with ext4's operations has FMODE_NOWAIT (ext4dec's files do not):
+ * a read of compressed data cannot keep that promise.
  */
 static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
 {
@@ -126,6 +115,13 @@ static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
 	ext4dec_grow_readahead(iocb->ki_filp);
 	iocb->ki_flags &= ~IOCB_DIRECT;
 	return filemap_read(iocb, to, 0);
+}
+
+static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	if (!ext4dec_file_live(iocb->ki_filp))
+		return ext4dec_file_read(iocb, to);
+	return ext4dec_read_active(iocb, to);
 }
 
 /*

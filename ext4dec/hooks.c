@@ -10,14 +10,15 @@
  *   ext4_fileattr_set   chattr: +c activates (EINVAL if not szip), -c
  *                       deactivates (EBUSY while open elsewhere or mapped);
  *                       no switching the data path of an active inode
- *   ext4_ioctl          refuse ioctls that move or rewrite data of an
- *   ext4_compat_ioctl   active inode, also on files opened before
- *                       activation; the others are ext4's alone
- *   ext4_file_read_iter reads through files opened before activation:
- *                       decompressed once the inode is active, never a mix
- *   ext4_llseek         SEEK_DATA/SEEK_HOLE in them: the uncompressed size
  *   ext4_fiemap         FIEMAP of an active inode: one encoded extent, not
  *                       the compressed blocks
+ *   ext4_llseek         SEEK_DATA/SEEK_HOLE in files opened before
+ *                       activation: the uncompressed size
+ *   ext4_file_read_iter reads through such files: decompressed once the
+ *                       inode is active, never a mix
+ *   ext4_compat_ioctl   refuse ioctls that move or rewrite data of an
+ *   ext4_ioctl          active inode, also on files opened before
+ *                       activation; the others are ext4's alone
  *   ext4_evict_inode    drop ext4dec's state before ext4 frees the inode
  *
  * They are installed in that order from the bottom up (enum
