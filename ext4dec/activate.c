@@ -3,8 +3,11 @@
  * Activation and deactivation of inodes.
  *
  * Activation (inode lock held by the caller):
- *  1. refuse what cannot be served: encrypted, verity, DAX, inline-data and
- *     data-journalled inodes, writers, existing mappings;
+ *  1. refuse what cannot or may not be served: encrypted, verity, DAX,
+ *     inline-data and data-journalled inodes, files the activation policy
+ *     does not trust, files with no szip header (all before write access
+ *     is taken away: no writer's open fails for them), writers, existing
+ *     mappings;
  *  2. take write access away (i_writecount negative, as exec does), write
  *     back what is dirty, then load the szip header, offset table,
  *     dictionary and block map (load.c);
@@ -127,6 +130,29 @@ static void ext4dec_set_state(struct inode *inode, struct ext4dec_inode *ei)
 	smp_store_release(&inode->i_private, ei);
 }
 
+/*
+ * Remember that @inode was refused with @err (policy.c), if the refusal
+ * holds until the file changes and nothing changed it since @fp was taken
+ * and the checks began: no writer then or now, and the same fingerprint.
+ * A writer that opened in between changed the fingerprint: its write
+ * marked the inode changed (ctime, i_version seen by the fingerprint).
+ */
+static void ext4dec_remember_refusal(struct inode *inode, int err,
+				     unsigned long fp)
+{
+	if (!ext4dec_refusal_lasts(err) ||
+	    atomic_read(&inode->i_writecount) > 0 ||
+	    ext4dec_fingerprint(inode) != fp)
+		return;
+	spin_lock(&ext4dec_lock);
+	if (!ext4dec_state(inode)) {
+		/* as ext4dec_set_state(): pairs with ext4dec_state() */
+		smp_store_release(&inode->i_private,
+				  (void *)ext4dec_refusal_word(err, fp));
+	}
+	spin_unlock(&ext4dec_lock);
+}
+
 /**
  * ext4dec_open_get() - count an open file of an active inode
  * @inode: the inode being opened
@@ -242,16 +268,20 @@ void ext4dec_release_raw(struct ext4dec_raw_hold *hold)
  * @inode: an ext4 regular file
  * @dentry: a dentry of @inode, for messages and ext4's fileattr_get
  *
+ * Refusals that hold until the file changes are remembered (policy.c).
+ *
  * Context: process; the caller holds the inode lock.
  * Return: 0 if the inode is active (now or already), else a negative
- * errno: -EINVAL not szip, -ETXTBSY open for writing, -EBUSY mapped,
- * -EOPNOTSUPP unsupported kind of inode, -EIO, -ENOMEM, -ENODEV while
- * the module loads or unloads.
+ * errno: -EINVAL not szip, -EPERM not trusted by the activation policy,
+ * -ETXTBSY open for writing, -EBUSY mapped, -EOPNOTSUPP unsupported kind
+ * of inode, -EIO, -ENOMEM, -ENODEV while the module loads or unloads.
  */
 int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 {
 	struct address_space *mapping = inode->i_mapping;
 	struct ext4dec_inode *ei;
+	unsigned long fp;
+	bool quiet;
 	int err;
 
 	lockdep_assert_held_write(&inode->i_rwsem);
@@ -259,9 +289,16 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 		return 0;
 	if (!READ_ONCE(ext4dec_accepting))
 		return -ENODEV;	/* checked again under ext4dec_lock */
+	/* what a writer would change, before the checks read the file */
+	quiet = atomic_read(&inode->i_writecount) <= 0;
+	smp_rmb();	/* a writer counts itself before it writes */
+	fp = ext4dec_fingerprint(inode);
 	err = ext4dec_check(inode, dentry);
-	if (err)
+	if (err) {
+		if (quiet)
+			ext4dec_remember_refusal(inode, err, fp);
 		return err;
+	}
 	if (!atomic_dec_unless_positive(&inode->i_writecount))
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_WRITERS, NULL);
 
@@ -277,6 +314,8 @@ int ext4dec_activate(struct inode *inode, struct dentry *dentry)
 	ei = ext4dec_load(inode, dentry);
 	if (IS_ERR(ei)) {
 		err = PTR_ERR(ei);
+		if (quiet)
+			ext4dec_remember_refusal(inode, err, fp);
 		goto out_allow_write;
 	}
 

@@ -16,7 +16,9 @@
  *   hooks.c       the wrappers of ext4's functions (through ftrace.c)
  *   file.c        file operations, mmap.c page faults
  *   activate.c    activation and deactivation, the data ioctls' gate
- *   load.c        checking and loading an inode's state at activation
+ *   load.c        checking and loading an inode's state at activation;
+ *                 policy.c who may have a file decoded, and refusals
+ *                 remembered
  *   aops.c        address space operations: read_folio; readahead.c
  *   inflate.c     inflating a chunk into page-cache folios
  *   state.c       the lifetime of an inode's state
@@ -114,8 +116,9 @@ struct ext4dec_extent {
  * in interrupts), ext4dec_ws_lock (workspace.c) and ext4dec_raw_spare_lock
  * (raw.c): nothing else is taken under them.
  *
- * @inode->i_private is read only through ext4dec_state() (acquire) and
- * written only through ext4dec_set_state() (release).
+ * @inode->i_private is read only through ext4dec_state() (acquire), or
+ * as a remembered refusal (policy.c), and written only by activate.c
+ * (release), under ext4dec_lock.
  *
  * In struct ext4dec_inode: @inode, @sf, @meta, @extents, @nr_extents,
  * @raw_size, @orig_aops, @orig_fop and @orig_folios are set before the
@@ -176,13 +179,20 @@ struct ext4dec_inode {
 
 #define EXT4DEC_WARNED	0
 
+/*
+ * @inode->i_private of an inactive inode may hold a remembered refusal
+ * (policy.c): a word with this bit set, never a pointer.
+ */
+#define EXT4DEC_REFUSAL_TAG	1UL
+
 /**
  * ext4dec_state() - the state of an active inode
  * @inode: an ext4 inode
  *
  * @inode->i_private, which ext4 does not use, holds the state while the
- * inode is active.  It is written only by activate.c's
- * ext4dec_set_state(), under ext4dec_lock; readers need no lock.
+ * inode is active, and may hold a remembered refusal while it is not.
+ * It is written only by activate.c, under ext4dec_lock; readers need no
+ * lock.
  *
  * Return: the state, or NULL if the inode is not active.  Without the
  * inode lock the answer may change right after; to use the state beyond
@@ -191,7 +201,9 @@ struct ext4dec_inode {
 static inline struct ext4dec_inode *ext4dec_state(const struct inode *inode)
 {
 	/* pairs with smp_store_release() in ext4dec_set_state() */
-	return smp_load_acquire(&inode->i_private);
+	void *p = smp_load_acquire(&inode->i_private);
+
+	return (unsigned long)p & EXT4DEC_REFUSAL_TAG ? NULL : p;
 }
 
 /* Reasons an activation is refused; each has a counter in sysfs. */
@@ -207,6 +219,7 @@ enum ext4dec_refusal {
 	EXT4DEC_REFUSED_JOURNAL_DATA,
 	EXT4DEC_REFUSED_IO,
 	EXT4DEC_REFUSED_NOMEM,
+	EXT4DEC_REFUSED_UNTRUSTED,
 	EXT4DEC_NR_REFUSALS
 };
 
@@ -344,6 +357,14 @@ int ext4dec_refuse(struct inode *inode, struct dentry *dentry,
 		   enum ext4dec_refusal why, const char *detail);
 int ext4dec_check(struct inode *inode, struct dentry *dentry);
 struct ext4dec_inode *ext4dec_load(struct inode *inode, struct dentry *dentry);
+
+/* policy.c */
+bool ext4dec_trusted(const struct inode *inode);
+unsigned long ext4dec_fingerprint(struct inode *inode);
+bool ext4dec_refusal_lasts(int err);
+unsigned long ext4dec_refusal_word(int err, unsigned long fp);
+int ext4dec_refusal_remembered(struct inode *inode);
+void ext4dec_policy_init(void);
 
 /* state.c */
 struct ext4dec_inode *ext4dec_get(struct inode *inode);

@@ -35,6 +35,10 @@
 #include <linux/fileattr.h>
 #include <linux/module.h>
 
+/*
+ * A +c regular file that is not active, that nobody is writing, and that
+ * was not refused before (unless it changed since: policy.c).
+ */
 static bool ext4dec_wants_activation(struct inode *inode,
 				     struct dentry *dentry)
 {
@@ -43,7 +47,7 @@ static bool ext4dec_wants_activation(struct inode *inode,
 	return S_ISREG(inode->i_mode) && !ext4dec_state(inode) &&
 	       atomic_read(&inode->i_writecount) <= 0 && inode->i_nlink &&
 	       !ext4dec_ext4_flags(inode, dentry, &flags) &&
-	       (flags & FS_COMPR_FL);
+	       (flags & FS_COMPR_FL) && !ext4dec_refusal_remembered(inode);
 }
 
 /*

@@ -26,6 +26,7 @@ static const int ext4dec_refusal_errno[EXT4DEC_NR_REFUSALS] = {
 	[EXT4DEC_REFUSED_JOURNAL_DATA] = -EOPNOTSUPP,
 	[EXT4DEC_REFUSED_IO] = -EIO,
 	[EXT4DEC_REFUSED_NOMEM] = -ENOMEM,
+	[EXT4DEC_REFUSED_UNTRUSTED] = -EPERM,
 };
 
 /**
@@ -55,6 +56,8 @@ int ext4dec_refuse(struct inode *inode, struct dentry *dentry,
 		[EXT4DEC_REFUSED_JOURNAL_DATA] = "data-journalled files are not supported",
 		[EXT4DEC_REFUSED_IO] = "I/O error",
 		[EXT4DEC_REFUSED_NOMEM] = "out of memory",
+		[EXT4DEC_REFUSED_UNTRUSTED] =
+			"others than root could have written it (parameters any_owner, trusted_gid)",
 	};
 
 	static struct ratelimit_state rs[EXT4DEC_NR_REFUSALS] = {
@@ -67,39 +70,6 @@ int ext4dec_refuse(struct inode *inode, struct dentry *dentry,
 	ext4dec_msg(&rs[why], inode, false, "%pd: not activated: %s%s%s",
 		    dentry, what[why], detail ? ": " : "", detail ? detail : "");
 	return ext4dec_refusal_errno[why];
-}
-
-/**
- * ext4dec_check() - whether ext4dec can serve this kind of inode
- * @inode: an ext4 regular file
- * @dentry: a dentry of it
- *
- * Return: 0, or the errno of the refusal, which is reported.
- */
-int ext4dec_check(struct inode *inode, struct dentry *dentry)
-{
-	u32 flags;
-
-	if (IS_ENCRYPTED(inode))
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_ENCRYPTED, NULL);
-	if (IS_VERITY(inode))
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_VERITY, NULL);
-	if (IS_DAX(inode))
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_DAX, NULL);
-	if (ext4dec_ext4_flags(inode, dentry, &flags))
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
-	if (flags & FS_INLINE_DATA_FL)
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_INLINE, NULL);
-	/* a regular file flagged as an htree directory: ext4 would take
-	 * file->private_data for its directory state at release
-	 */
-	if (flags & FS_INDEX_FL)
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP, NULL);
-	/* per-inode +j or a data=journal mount: blocks may sit in the journal */
-	if ((flags & FS_JOURNAL_DATA_FL) || ext4dec_ext4_journalled(inode))
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_JOURNAL_DATA,
-				      NULL);
-	return 0;
 }
 
 /* Copy @len bytes at @pos of the raw file out of its page cache. */
@@ -127,6 +97,72 @@ static int ext4dec_read_cached(struct inode *inode, loff_t pos, void *buf, size_
 }
 
 /*
+ * Parse the szip header at the start of the raw file into @info.
+ * Return: 0, or the errno of the refusal, which is reported.
+ */
+static int ext4dec_read_header(struct inode *inode, struct dentry *dentry,
+			       struct szip_info *info, loff_t raw_size)
+{
+	u8 hdr[SZIP2_HEADER_SIZE];
+	size_t hdr_len = min_t(loff_t, raw_size, sizeof(hdr));
+	enum szip_ret ret;
+
+	if (ext4dec_read_cached(inode, 0, hdr, hdr_len))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
+	ret = szip_parse_header(info, hdr, hdr_len, raw_size);
+	if (ret)
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
+				      szip_strerror(ret));
+	ret = szip_check_support(info);
+	if (ret)
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_UNSUPPORTED,
+				      szip_strerror(ret));
+	return 0;
+}
+
+/**
+ * ext4dec_check() - whether ext4dec can and may serve this inode
+ * @inode: an ext4 regular file
+ * @dentry: a dentry of it
+ *
+ * The kind of inode, the activation policy (policy.c) and the szip
+ * header, checked before activation takes write access away: a file
+ * refused here never makes a writer's open fail.  ext4dec_load() checks
+ * the header again, once nobody can write the file.
+ *
+ * Context: process; the caller holds the inode lock.
+ * Return: 0, or the errno of the refusal, which is reported.
+ */
+int ext4dec_check(struct inode *inode, struct dentry *dentry)
+{
+	struct szip_info info;
+	u32 flags;
+
+	if (IS_ENCRYPTED(inode))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_ENCRYPTED, NULL);
+	if (IS_VERITY(inode))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_VERITY, NULL);
+	if (IS_DAX(inode))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_DAX, NULL);
+	if (ext4dec_ext4_flags(inode, dentry, &flags))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
+	if (flags & FS_INLINE_DATA_FL)
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_INLINE, NULL);
+	/* a regular file flagged as an htree directory: ext4 would take
+	 * file->private_data for its directory state at release
+	 */
+	if (flags & FS_INDEX_FL)
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP, NULL);
+	/* per-inode +j or a data=journal mount: blocks may sit in the journal */
+	if ((flags & FS_JOURNAL_DATA_FL) || ext4dec_ext4_journalled(inode))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_JOURNAL_DATA,
+				      NULL);
+	if (!ext4dec_trusted(inode))
+		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_UNTRUSTED, NULL);
+	return ext4dec_read_header(inode, dentry, &info, i_size_read(inode));
+}
+
+/*
  * Start reading [@pos, @pos + @len) of the raw file into its page cache,
  * in large reads: ext4dec_read_cached() would read it a folio at a time,
  * waiting for each.
@@ -144,23 +180,14 @@ static int ext4dec_load_meta(struct ext4dec_inode *ei, struct dentry *dentry)
 {
 	struct szip_info *info = &ei->sf.info;
 	struct inode *inode = ei->inode;
-	u8 hdr[SZIP2_HEADER_SIZE];
-	size_t hdr_len, meta_len;
+	size_t meta_len;
 	char detail[64];
 	u32 bad, i;
-	enum szip_ret ret;
+	int err;
 
-	hdr_len = min_t(loff_t, ei->raw_size, sizeof(hdr));
-	if (ext4dec_read_cached(inode, 0, hdr, hdr_len))
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_IO, NULL);
-	ret = szip_parse_header(info, hdr, hdr_len, ei->raw_size);
-	if (ret)
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,
-				      szip_strerror(ret));
-	ret = szip_check_support(info);
-	if (ret)
-		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_UNSUPPORTED,
-				      szip_strerror(ret));
+	err = ext4dec_read_header(inode, dentry, info, ei->raw_size);
+	if (err)
+		return err;
 	/* each page must lie in one chunk (only systems with pages > 4K) */
 	if (info->chunk_size % PAGE_SIZE)
 		return ext4dec_refuse(inode, dentry, EXT4DEC_REFUSED_NOT_SZIP,

@@ -95,6 +95,7 @@ static int __init ext4dec_init(void)
 	char hooks[256];
 	int err;
 
+	ext4dec_policy_init();
 	if (!ext4dec_nr_workspaces)
 		ext4dec_nr_workspaces = num_possible_cpus();
 	err = ext4dec_workspaces_init(ext4dec_nr_workspaces);

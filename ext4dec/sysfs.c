@@ -64,6 +64,7 @@ static struct counter_attr refusals[EXT4DEC_NR_REFUSALS] = {
 		&ext4dec_stats.refused[EXT4DEC_REFUSED_JOURNAL_DATA]),
 	COUNTER(io_error, &ext4dec_stats.refused[EXT4DEC_REFUSED_IO]),
 	COUNTER(no_memory, &ext4dec_stats.refused[EXT4DEC_REFUSED_NOMEM]),
+	COUNTER(untrusted, &ext4dec_stats.refused[EXT4DEC_REFUSED_UNTRUSTED]),
 };
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,

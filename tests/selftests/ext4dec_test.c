@@ -284,6 +284,8 @@ FIXTURE_TEARDOWN_PARENT(ext4dec)
 	/* rmmod_busy_then_clean may leave the module unloaded */
 	if (access(PARAMS, F_OK))
 		return;
+	/* the activation policy: the defaults */
+	EXPECT_EQ(0, run("echo N > " PARAMS "/any_owner && echo -1 > " PARAMS "/trusted_gid"));
 	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
 		if (get_param(param_names[i]) == self->params[i])
 			continue;
@@ -2383,6 +2385,140 @@ TEST_F(ext4dec, inherited_c_plain_file_stays_raw)
 	EXPECT_EQ(0, run("lsattr '%s' | grep -q '^[^ ]*c'", path("cdir/new"))) {
 		TH_LOG("not +c");
 	}
+}
+
+/* Whether NAME reads as szip bytes (not through ext4dec) */
+static bool reads_raw(const char *name)
+{
+	char magic[3] = "";
+	int fd = open(name, O_RDONLY);
+	bool raw = fd >= 0 && read(fd, magic, 3) == 3 && !memcmp(magic, "SeZ", 3);
+
+	if (fd >= 0)
+		close(fd);
+	return raw;
+}
+
+/*
+ * The activation policy: by default only files that nobody but root, and
+ * the trusted group, can have written are decoded; any_owner opens it to
+ * every owner.  A refused file reads raw, once counted; chattr +c on it
+ * fails with EPERM.
+ */
+TEST_F_TIMEOUT(ext4dec, policy_trusts_root_and_trusted_group, SLOW)
+{
+	char *name = path("nobodys");
+	long long refused;
+	int i;
+
+	ASSERT_EQ(0, make_compressed(path("orig"), name, "--chunk-size=8192"));
+	ASSERT_EQ(0, chown(name, 65534, 65534));
+	/* +c, and inactive: what every +c file is when the module loads */
+	ASSERT_EQ(0, run("rmmod ext4dec && modprobe ext4dec")) TH_LOG("reload");
+	refused = counter("refusals/untrusted");
+	for (i = 0; i < 3; i++) {
+		EXPECT_TRUE(reads_raw(name)) TH_LOG("nobody's file decoded");
+		EXPECT_GT(DATA_SIZE, file_size(name)) TH_LOG("nobody's file's size");
+	}
+	EXPECT_EQ(refused + 1, counter("refusals/untrusted")) {
+		TH_LOG("refusals/untrusted: %lld, was %lld", counter("refusals/untrusted"),
+		       refused);
+	}
+
+	/* the trusted group's files are trusted, from the change on */
+	ASSERT_EQ(0, set_param("trusted_gid", 65534));
+	EXPECT_TRUE(same_contents(path("orig"), name)) TH_LOG("trusted group");
+	ASSERT_EQ(0, set_param("trusted_gid", -1));
+	EXPECT_EQ(0, set_compr(name, 0)) TH_LOG("-c");
+	EXPECT_EQ(EPERM, set_compr(name, 1)) TH_LOG("+c on nobody's file");
+	EXPECT_TRUE(reads_raw(name)) TH_LOG("after a refused +c");
+
+	ASSERT_EQ(0, run("echo Y > " PARAMS "/any_owner"));
+	EXPECT_EQ(0, set_compr(name, 1)) TH_LOG("+c with any_owner");
+	EXPECT_TRUE(same_contents(path("orig"), name)) TH_LOG("any_owner");
+	ASSERT_EQ(0, run("echo N > " PARAMS "/any_owner"));
+	EXPECT_EQ(0, set_compr(name, 0));
+
+	/* root's file that others may write, and one only root's group may */
+	ASSERT_EQ(0, chown(name, 0, 0));
+	ASSERT_EQ(0, chmod(name, 0646));
+	EXPECT_EQ(EPERM, set_compr(name, 1)) TH_LOG("+c on a file others may write");
+	ASSERT_EQ(0, chmod(name, 0664));
+	EXPECT_EQ(0, set_compr(name, 1)) TH_LOG("+c on a file root's group may write");
+	EXPECT_TRUE(same_contents(path("orig"), name));
+	EXPECT_EQ(0, set_compr(name, 0));
+	unlink(name);
+}
+
+/*
+ * A +c file that is not szip is checked once, not at every open, until its
+ * contents change; then it is checked again, and activated if it became
+ * szip.
+ */
+TEST_F_TIMEOUT(ext4dec, refusal_remembered_until_file_changes, SLOW)
+{
+	char *name = path("cdir-once/file");
+	long long refused;
+	int i;
+
+	mkdir(path("cdir-once"), 0755);
+	ASSERT_EQ(0, set_compr(path("cdir-once"), 1)) TH_LOG("+c on a directory");
+	ASSERT_EQ(0, write_file(name, "not szip\n", 9, false));
+	refused = counter("refusals/not_szip");
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(9, file_size(name));
+	EXPECT_EQ(refused + 1, counter("refusals/not_szip")) {
+		TH_LOG("5 stats: %lld refusals", counter("refusals/not_szip") - refused);
+	}
+	/* the same bytes written again: a change all the same */
+	ASSERT_EQ(0, write_file(name, "not szip\n", 9, false));
+	EXPECT_EQ(9, file_size(name));
+	EXPECT_EQ(refused + 2, counter("refusals/not_szip")) TH_LOG("after a write");
+	ASSERT_EQ(0, run("szip -qc '%s' > /tmp/once.sz && cat /tmp/once.sz > '%s'",
+			 path("orig"), name));
+	EXPECT_TRUE(same_contents(path("orig"), name)) TH_LOG("szip bytes written");
+	EXPECT_EQ(refused + 2, counter("refusals/not_szip"));
+	unlink(name);
+	unlink("/tmp/once.sz");
+}
+
+/*
+ * Checking a +c file that is not szip takes write access away from
+ * nobody: a stat of it never makes a writer's open fail with ETXTBSY.
+ */
+TEST_F_TIMEOUT(ext4dec, stat_of_non_szip_never_blocks_a_writer, SLOW)
+{
+	char *name = path("cdir-w/file");
+	int fd, i, busy = 0, s;
+	struct stat st;
+	pid_t pid;
+
+	mkdir(path("cdir-w"), 0755);
+	ASSERT_EQ(0, set_compr(path("cdir-w"), 1)) TH_LOG("+c on a directory");
+	ASSERT_EQ(0, write_file(name, "not szip\n", 9, false));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (;;)
+			stat(name, &st);
+	}
+	/* each write changes the file: the next stat checks it again */
+	for (i = 0; i < 2000; i++) {
+		fd = open(name, O_WRONLY | O_APPEND);
+		if (fd < 0) {
+			if (errno == ETXTBSY)
+				busy++;
+			continue;
+		}
+		if (write(fd, "x", 1) != 1)
+			TH_LOG("write: %s", strerror(errno));
+		close(fd);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &s, 0);
+	EXPECT_EQ(0, busy) TH_LOG("%d of 2000 opens for writing failed with ETXTBSY", busy);
+	EXPECT_EQ(9 + 2000 - busy, file_size(name));
+	unlink(name);
 }
 
 /*

@@ -45,6 +45,9 @@ for f in /lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/libext2fs.so.2 \
 	/bin/busybox; do
 	[ -f "$f" ] && cp "$f" "$top/lib/"
 done
+# a file of another user, trusted through its group (the module's policy)
+params=/sys/module/ext4dec/parameters
+echo 567 >"$params/trusted_gid"
 chown 1234:567 "$top/lib/libc.so.6"
 chmod 0640 "$top/lib/libc.so.6"
 touch -d '2020-01-02 03:04:05' "$top/lib/libc.so.6"
@@ -88,6 +91,23 @@ check "program_runs_with_converted_libc" sh -c \
 check "refuses_already_compressed" refused "$top/lib/busybox" "already compressed" \
 	ext4dec-compress "$top/lib/busybox"
 
+cp /bin/busybox "$top/users"
+chown 1234:1234 "$top/users"
+check "refuses_untrusted_owner" refused "$top/users" "others than root" \
+	ext4dec-compress "$top/users"
+# made by root, then given away: read raw once evicted
+untrusted_status() {
+	szip -qc --filter=x86 /bin/busybox >"$top/given" && chattr +c "$top/given" &&
+		chown 1234:1234 "$top/given" || return 1
+	rmmod ext4dec && modprobe ext4dec && echo 567 >"$params/trusted_gid" || return 1
+	ext4dec-status "$top" >/tmp/status.out
+	grep -q "^untrusted .* $top/given\$" /tmp/status.out ||
+		{ cat /tmp/status.out; return 1; }
+	grep -q '^refused/untrusted  *[1-9]' /tmp/status.out ||
+		{ cat /tmp/status.out; return 1; }
+}
+check "status_shows_untrusted" untrusted_status
+rm -f "$top/given"
 cp /bin/busybox "$top/plain"
 cp /bin/busybox /tmp/on-tmpfs
 check "refuses_not_ext4" refused /tmp/on-tmpfs "not on ext4" ext4dec-compress /tmp/on-tmpfs
@@ -210,5 +230,6 @@ check "format_1_on_request" packed_as ' 16384 +0 +x86 +-15 +deflate +- ' --forma
 check "codec_on_request_uses_szip_defaults" \
 	packed_as ' 16384 +0 +x86 +- +lz4 +- ' --codec=lz4 -1
 
+echo -1 >"$params/trusted_gid"
 tap_plan
 [ "$tap_fail" = 0 ]
