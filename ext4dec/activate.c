@@ -13,7 +13,8 @@
  *     dictionary and block map (load.c);
  *  3. under the mapping's invalidate lock, drop the raw page cache, install
  *     ext4dec's operations and the uncompressed i_size (in memory only:
- *     ext4 writes i_disksize, never i_size), then publish the state.
+ *     ext4 writes i_disksize, never i_size), mark the contents changed
+ *     (ctime, i_version), then publish the state.
  * Deactivation (chattr -c, module unload, eviction) reverses step 3 and
  * gives write access back.  The on-disk inode is never modified.
  *
@@ -30,8 +31,8 @@
 #include "ext4dec.h"
 
 #include <linux/fs.h>
-#include <linux/fsverity.h>
 #include <linux/hash.h>
+#include <linux/iversion.h>
 #include <linux/slab.h>
 
 static DEFINE_SPINLOCK(ext4dec_lock);
@@ -188,6 +189,19 @@ void ext4dec_open_put(struct ext4dec_inode *ei)
 }
 
 /*
+ * What a read of @inode returns changes (activation, deactivation): tell
+ * whoever watches for changes, as a write would (IMA and NFS look at
+ * i_version, backup and build tools at ctime).  In memory only, as the
+ * rest of activation; ext4 writes them with the inode's next update.
+ */
+static void ext4dec_contents_changed(struct inode *inode)
+{
+	lockdep_assert_held_write(&inode->i_rwsem);
+	inode_set_ctime_current(inode);
+	inode_inc_iversion(inode);
+}
+
+/*
  * Point the inode at ext4dec's address space operations (invalidate lock
  * held).  i_fop stays ext4's: every open goes through ext4_file_open(),
  * whose hook gives the file ext4dec's file operations.
@@ -205,6 +219,7 @@ static void ext4dec_install(struct ext4dec_inode *ei)
 						       __ffs(ei->sf.info.chunk_size >> PAGE_SHIFT));
 	WRITE_ONCE(inode->i_mapping->a_ops, &ext4dec_aops);
 	i_size_write(inode, ei->sf.info.size);
+	ext4dec_contents_changed(inode);
 }
 
 /* Whether @inode is held raw: activation must wait. */
@@ -402,8 +417,10 @@ static int __ext4dec_deactivate(struct inode *inode, unsigned int own_opens,
 	else
 		ei = ext4dec_withdraw_locked(inode);
 	spin_unlock(&ext4dec_lock);
-	if (!err && ei)
+	if (!err && ei) {
 		ext4dec_teardown(ei);
+		ext4dec_contents_changed(inode);
+	}
 	ext4dec_view_change_end(inode);
 	filemap_invalidate_unlock(mapping);
 	return err;
@@ -517,33 +534,9 @@ void ext4dec_deactivate_all(void)
 	rcu_barrier();
 }
 
-/*
- * ext4's ioctls that move or rewrite a file's data or its block map (the
- * numbers are ext4's ABI; <uapi/linux/ext4.h> is younger than 6.1).
- * fs-verity enabling writes the Merkle tree through the address space
- * operations and truncates the file.
- */
-#define EXT4DEC_IOC_MIGRATE	_IO('f', 9)
-/* struct move_extent: 40 bytes */
-#define EXT4DEC_IOC_MOVE_EXT	_IOC(_IOC_READ | _IOC_WRITE, 'f', 15, 40)
-#define EXT4DEC_IOC_SWAP_BOOT	_IO('f', 17)
-
-static bool ext4dec_ioctl_moves_data(unsigned int cmd)
-{
-	switch (cmd) {
-	case EXT4DEC_IOC_MIGRATE:
-	case EXT4DEC_IOC_MOVE_EXT:
-	case EXT4DEC_IOC_SWAP_BOOT:
-	case FS_IOC_ENABLE_VERITY:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /**
- * ext4dec_ioctl() - ext4's ioctl, with the data ioctls kept off active
- *	inodes
+ * ext4dec_ioctl() - ext4's ioctl, with the data ioctls (and the raw
+ *	block map) kept off active inodes
  * @file: the file
  * @cmd: ioctl number
  * @arg: argument
@@ -553,8 +546,8 @@ static bool ext4dec_ioctl_moves_data(unsigned int cmd)
  * keeps an inactive one inactive while it runs (ext4dec_hold_raw()).  Any
  * other goes to ext4 untouched, whatever the inode.
  *
- * Return: -EOPNOTSUPP for a data ioctl on an active inode, else what ext4
- * returns.
+ * Return: -EOPNOTSUPP for a data ioctl or EXT4_IOC_GET_ES_CACHE on an
+ * active inode, else what ext4 returns.
  */
 long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 		   bool compat)
@@ -563,9 +556,13 @@ long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 	struct ext4dec_raw_hold hold;
 	long ret;
 
-	if (!ext4dec_ioctl_moves_data(cmd) || !S_ISREG(inode->i_mode))
+	if (!ext4dec_ioctl_refused(cmd) || !S_ISREG(inode->i_mode))
 		return ext4dec_ext4_ioctl(file, cmd, arg, compat);
-	if (ext4dec_state(inode) || ext4dec_hold_raw(inode, &hold, false) <= 0)
+	if (ext4dec_state(inode))
+		return -EOPNOTSUPP;
+	if (!ext4dec_ioctl_moves_data(cmd))
+		return ext4dec_ext4_ioctl(file, cmd, arg, compat);
+	if (ext4dec_hold_raw(inode, &hold, false) <= 0)
 		return -EOPNOTSUPP;
 	ret = ext4dec_ext4_ioctl(file, cmd, arg, compat);
 	ext4dec_release_raw(&hold);

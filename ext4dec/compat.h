@@ -49,6 +49,17 @@
 #endif
 
 /*
+ * The arguments of a traced call, in the ftrace callback:
+ * ftrace_regs_get_argument() on 6.12 and 7.x; on 6.1, struct ftrace_regs
+ * is a struct pt_regs holding them.
+ */
+#if EXT4DEC_SINCE(6, 12, 0)
+#define ext4dec_ftrace_arg(fregs, n)	ftrace_regs_get_argument(fregs, n)
+#else
+#define ext4dec_ftrace_arg(fregs, n)	regs_get_kernel_argument(&(fregs)->regs, n)
+#endif
+
+/*
  * 6.5: generic_file_splice_read() was replaced by filemap_splice_read(),
  * which reads through the page cache like generic_file_splice_read did.
  */

@@ -41,6 +41,7 @@
 
 #include <linux/blk_types.h>
 #include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
@@ -269,9 +270,21 @@ __printf(4, 5) void ext4dec_msg(struct ratelimit_state *rs,
 	ext4dec_msg_ratelimited(inode, true, fmt, ##__VA_ARGS__)
 
 /* ftrace.c */
+/**
+ * struct ext4dec_hook - a kernel function redirected to a wrapper
+ * @name: the function's name
+ * @wrapper: what runs instead
+ * @want: whether this call goes to @wrapper, from its arguments (NULL:
+ *	every call); the others run the function as if unhooked, with no
+ *	module code on their stack.  Called by the ftrace callback, with
+ *	preemption disabled: notrace, and nothing it calls may be traced.
+ * @address: the function's address
+ * @ops: its ftrace_ops
+ */
 struct ext4dec_hook {
 	const char *name;
 	void *wrapper;
+	bool (*want)(struct ftrace_regs *fregs);
 	unsigned long address;
 	struct ftrace_ops ops;
 };
@@ -336,6 +349,42 @@ struct ext4dec_inode *ext4dec_open_get(struct inode *inode);
 void ext4dec_open_put(struct ext4dec_inode *ei);
 long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 		   bool compat);
+
+/*
+ * ext4's ioctls that move or rewrite a file's data or its block map (the
+ * numbers are ext4's ABI; <uapi/linux/ext4.h> is younger than 6.1).
+ * fs-verity enabling writes the Merkle tree through the address space
+ * operations and truncates the file.
+ */
+#define EXT4DEC_IOC_MIGRATE	_IO('f', 9)
+/* struct move_extent: 40 bytes */
+#define EXT4DEC_IOC_MOVE_EXT	_IOC(_IOC_READ | _IOC_WRITE, 'f', 15, 40)
+#define EXT4DEC_IOC_SWAP_BOOT	_IO('f', 17)
+/* ext4's extent cache, as FIEMAP reports it (struct fiemap: 32 bytes) */
+#define EXT4DEC_IOC_GET_ES_CACHE	_IOC(_IOC_READ | _IOC_WRITE, 'f', 42, 32)
+
+/* Whether ioctl @cmd moves or rewrites data (inline: ftrace.c calls it) */
+static __always_inline bool ext4dec_ioctl_moves_data(unsigned int cmd)
+{
+	switch (cmd) {
+	case EXT4DEC_IOC_MIGRATE:
+	case EXT4DEC_IOC_MOVE_EXT:
+	case EXT4DEC_IOC_SWAP_BOOT:
+	case FS_IOC_ENABLE_VERITY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether ioctl @cmd is refused on active inodes: those, and those that
+ * report the raw block map (inline: ftrace.c calls it)
+ */
+static __always_inline bool ext4dec_ioctl_refused(unsigned int cmd)
+{
+	return ext4dec_ioctl_moves_data(cmd) || cmd == EXT4DEC_IOC_GET_ES_CACHE;
+}
 
 /**
  * struct ext4dec_raw_hold - an inactive inode kept inactive

@@ -11,6 +11,9 @@
  * sleepable where it is.  Nothing here knows which functions are hooked
  * (hooks.c).
  *
+ * A hook may let calls through by their arguments (@want): those run the
+ * function as if it were not hooked, and unload never waits for them.
+ *
  * Unloading: after the ops are unregistered, synchronize_rcu_tasks() waits
  * until no task can still be between the trampoline and a wrapper's first
  * instruction, and synchronize_srcu() until no task is inside a wrapper
@@ -19,6 +22,7 @@
 #include "ext4dec.h"
 
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/srcu.h>
 
 /*
@@ -59,8 +63,12 @@ static void notrace ext4dec_ftrace_thunk(unsigned long ip, unsigned long parent_
 	struct ext4dec_hook *hook = container_of(ops, struct ext4dec_hook, ops);
 
 	/* calls from module text (ext4.c) reach the original */
-	if (!within_module(parent_ip, THIS_MODULE))
-		ext4dec_ftrace_set_ip(fregs, (unsigned long)hook->wrapper);
+	if (within_module(parent_ip, THIS_MODULE))
+		return;
+	/* and so do the calls the wrapper has nothing to do with */
+	if (hook->want && !hook->want(fregs))
+		return;
+	ext4dec_ftrace_set_ip(fregs, (unsigned long)hook->wrapper);
 }
 
 /*
@@ -105,14 +113,33 @@ static int ext4dec_hook_install(struct ext4dec_hook *hook)
 	return 0;
 }
 
-static void ext4dec_hook_remove(struct ext4dec_hook *hook)
+static int ext4dec_hook_remove(struct ext4dec_hook *hook)
 {
 	int err = unregister_ftrace_function(&hook->ops);
 
-	if (err)
-		pr_err("unhooking %s: unregister_ftrace_function: %pe\n",
-		       hook->name, ERR_PTR(err));
+	if (err) {
+		pr_crit("unhooking %s: unregister_ftrace_function: %pe\n",
+			hook->name, ERR_PTR(err));
+		return err;
+	}
 	ftrace_set_filter_ip(&hook->ops, hook->address, 1, 0);
+	return 0;
+}
+
+/*
+ * A hook that cannot be removed (ftrace gave up after a failure of its
+ * own: it then leaves every patched call site as it is) still sends calls
+ * to this module: its code must never be freed.  Module unload cannot be
+ * refused once the module's exit runs, so it stops here for good, the
+ * module kept in memory, instead of returning to free it.
+ */
+static void __noreturn ext4dec_hooks_stuck(void)
+{
+	pr_crit("hooks still in place: the module stays in memory, and this rmmod never ends\n");
+	for (;;) {
+		set_current_state(TASK_IDLE);
+		schedule();
+	}
 }
 
 /**
@@ -148,11 +175,17 @@ out_remove:
  * ext4dec_hooks_remove() - remove hooks and wait until no wrapper runs
  * @hooks: hooks installed by ext4dec_hooks_install()
  * @count: number of hooks
+ *
+ * Does not return if a hook cannot be removed (ext4dec_hooks_stuck()).
  */
 void ext4dec_hooks_remove(struct ext4dec_hook *hooks, size_t count)
 {
+	int err = 0;
+
 	while (count--)
-		ext4dec_hook_remove(&hooks[count]);
+		err |= ext4dec_hook_remove(&hooks[count]);
+	if (err)
+		ext4dec_hooks_stuck();
 	synchronize_rcu_tasks();
 	synchronize_srcu(&ext4dec_hook_srcu);
 	/* a task preempted right after ext4dec_hook_exit() is still here */

@@ -18,7 +18,8 @@
  *                       inode is active, never a mix
  *   ext4_compat_ioctl   refuse ioctls that move or rewrite data of an
  *   ext4_ioctl          active inode, also on files opened before
- *                       activation; the others are ext4's alone
+ *                       activation; the others never reach the wrapper
+ *                       (ext4dec_ioctl_want())
  *   ext4_evict_inode    drop ext4dec's state before ext4 frees the inode
  *
  * They are installed in that order from the bottom up (enum
@@ -225,6 +226,18 @@ static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,
 	return ret;
 }
 
+/*
+ * Only the ioctls that move or rewrite data, or report the raw block map,
+ * go to the wrapper: the others
+ * (every ioctl on every ext4 file, isatty()'s included) run ext4's alone,
+ * and may wait as long as they like (on user memory, for one) without
+ * holding up unload.
+ */
+static bool notrace ext4dec_ioctl_want(struct ftrace_regs *fregs)
+{
+	return ext4dec_ioctl_refused(ext4dec_ftrace_arg(fregs, 1));
+}
+
 #ifdef CONFIG_COMPAT
 static long ext4dec_compat_ioctl_hook(struct file *file, unsigned int cmd,
 				      unsigned long arg)
@@ -284,9 +297,11 @@ static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
 	[EXT4DEC_FILE_OPEN] = { .wrapper = ext4dec_file_open_hook },
 	[EXT4DEC_FILE_GETATTR] = { .wrapper = ext4dec_getattr_hook },
 	[EXT4DEC_FILEATTR_SET] = { .wrapper = ext4dec_fileattr_set_hook },
-	[EXT4DEC_IOCTL] = { .wrapper = ext4dec_ioctl_hook },
+	[EXT4DEC_IOCTL] = { .wrapper = ext4dec_ioctl_hook,
+			    .want = ext4dec_ioctl_want },
 #ifdef CONFIG_COMPAT
-	[EXT4DEC_COMPAT_IOCTL] = { .wrapper = ext4dec_compat_ioctl_hook },
+	[EXT4DEC_COMPAT_IOCTL] = { .wrapper = ext4dec_compat_ioctl_hook,
+				   .want = ext4dec_ioctl_want },
 #endif
 	[EXT4DEC_READ_ITER] = { .wrapper = ext4dec_read_iter_hook },
 	[EXT4DEC_LLSEEK] = { .wrapper = ext4dec_llseek_hook },

@@ -23,6 +23,9 @@
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -36,6 +39,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -58,6 +62,7 @@ struct move_extent {
 #define EXT4_IOC_MOVE_EXT	_IOWR('f', 15, struct move_extent)
 #define EXT4_IOC_SWAP_BOOT	_IO('f', 17)
 #define EXT4_IOC_GETSTATE	_IOW('f', 41, __u32)
+#define EXT4_IOC_GET_ES_CACHE	_IOWR('f', 42, struct fiemap)
 
 #define MiB		(1024 * 1024)
 #define DATA_SIZE	(3 * MiB + 12345)
@@ -675,10 +680,28 @@ TEST_F(ext4dec, fiemap_reports_one_encoded_extent)
 	EXPECT_FALSE(m.fm.fm_mapped_extents && m.fe[0].fe_flags & FIEMAP_EXTENT_ENCODED) {
 		TH_LOG("FIEMAP_FLAG_XATTR answered by ext4dec");
 	}
+	/* ext4's extent cache would show the raw blocks: refused */
+	memset(&m, 0, sizeof(m));
+	m.fm.fm_length = FIEMAP_MAX_OFFSET;
+	m.fm.fm_extent_count = 32;
+	EXPECT_EQ(EOPNOTSUPP, errno_of(ioctl(fd, EXT4_IOC_GET_ES_CACHE, &m))) {
+		TH_LOG("EXT4_IOC_GET_ES_CACHE: %s, %u extents", strerror(errno),
+		       m.fm.fm_mapped_extents);
+	}
 	close(fd);
 	EXPECT_EQ(0, run("filefrag -v '%s' | grep -q encoded", path("c16k"))) {
 		TH_LOG("filefrag -v shows no encoded extent");
 	}
+	/* a plain file's extent cache is ext4's */
+	fd = open(path("orig"), O_RDONLY);
+	ASSERT_LE(0, fd);
+	memset(&m, 0, sizeof(m));
+	m.fm.fm_length = FIEMAP_MAX_OFFSET;
+	m.fm.fm_extent_count = 32;
+	EXPECT_EQ(0, ioctl(fd, EXT4_IOC_GET_ES_CACHE, &m)) {
+		TH_LOG("EXT4_IOC_GET_ES_CACHE of a plain file: %s", strerror(errno));
+	}
+	close(fd);
 }
 
 TEST_F(ext4dec, sendfile_and_pipe)
@@ -2572,6 +2595,42 @@ TEST_F_TIMEOUT(ext4dec, stat_by_non_reader_does_not_activate, SLOW)
 	chmod(dir, dst.st_mode & 07777);
 }
 
+/* @name's ctime in nanoseconds, or -1 */
+static long long ctime_ns(const char *name)
+{
+	struct stat st;
+
+	if (stat(name, &st))
+		return -1;
+	return st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+}
+
+/*
+ * What a read returns changes at activation and at deactivation: ctime
+ * moves, as for a write (the timestamps' granularity is a tick at most).
+ */
+TEST_F_TIMEOUT(ext4dec, activation_and_deactivation_change_ctime, SLOW)
+{
+	char *name = path("ctime");
+	long long raw, active, again;
+
+	ASSERT_EQ(0, make_compressed(path("orig"), name, "--chunk-size=8192"));
+	ASSERT_EQ(0, run("rmmod ext4dec")) TH_LOG("rmmod");
+	raw = ctime_ns(name);
+	usleep(50000);
+	ASSERT_EQ(0, run("modprobe ext4dec")) TH_LOG("modprobe");
+	active = ctime_ns(name);	/* this stat activates */
+	EXPECT_EQ(DATA_SIZE, file_size(name)) TH_LOG("not activated");
+	EXPECT_LT(raw, active) TH_LOG("activation left ctime alone");
+	usleep(50000);
+	ASSERT_EQ(0, run("rmmod ext4dec")) TH_LOG("rmmod");
+	again = ctime_ns(name);
+	EXPECT_GT(DATA_SIZE, file_size(name)) TH_LOG("still active");
+	EXPECT_LT(active, again) TH_LOG("deactivation left ctime alone");
+	ASSERT_EQ(0, run("modprobe ext4dec")) TH_LOG("modprobe");
+	unlink(name);
+}
+
 TEST_F(ext4dec, active_before_first_stat_after_mount)
 {
 	const char *mnt = getenv("EXT4DEC_MNT"), *dev = getenv("EXT4DEC_DEV");
@@ -2667,6 +2726,97 @@ TEST_F_TIMEOUT(ext4dec, rmmod_busy_then_clean, SLOW)
 	ASSERT_EQ(0, run("modprobe ext4dec"));
 	EXPECT_EQ(DATA_SIZE, file_size(path("c16k"))) TH_LOG("not active again");
 	EXPECT_TRUE(same_contents(path("orig"), path("c16k"))) TH_LOG("read after reload");
+}
+
+struct stalled_ioctl {
+	int fd;
+	void *arg;
+	int ret;
+};
+
+static void *stalled_ioctl(void *p)
+{
+	struct stalled_ioctl *s = p;
+
+	s->ret = ioctl(s->fd, EXT4_IOC_GETSTATE, s->arg);
+	return NULL;
+}
+
+/* Wait up to @secs for @pid; return its wait status, or -1 if it runs on. */
+static int wait_for(pid_t pid, int secs)
+{
+	int i, status;
+
+	for (i = 0; i < secs * 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(100000);
+	}
+	return -1;
+}
+
+/*
+ * An ioctl of an ext4 file that waits on user memory (here a page that a
+ * userfaultfd leaves unanswered; a FUSE-backed page behaves the same)
+ * does not hold up rmmod: only the ioctls that move data run ext4dec's
+ * code.  EXT4_IOC_GETSTATE is ext4's own (FS_IOC_GETFLAGS would be the
+ * VFS's): it writes its answer to user memory.
+ */
+TEST_F_TIMEOUT(ext4dec, rmmod_does_not_wait_for_other_ioctls, SLOW)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zero = { 0 };
+	struct stalled_ioctl st = { .ret = -2 };
+	struct pollfd pfd = { .events = POLLIN };
+	struct uffd_msg msg;
+	pthread_t thread;
+	int uffd, status;
+	pid_t pid;
+	void *page;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 && errno == ENOSYS)
+		SKIP(return, "no userfaultfd in this kernel (the debug lane's config)");
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	reg.range.start = (unsigned long)page;
+	reg.range.len = 4096;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg)) TH_LOG("%s", strerror(errno));
+	st.fd = open(path("orig"), O_RDONLY);
+	ASSERT_LE(0, st.fd);
+	st.arg = page;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, stalled_ioctl, &st));
+	/* the ioctl is in the kernel, waiting for the page */
+	pfd.fd = uffd;
+	ASSERT_EQ(1, poll(&pfd, 1, 10000)) TH_LOG("the ioctl did not fault");
+	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		execlp("rmmod", "rmmod", "ext4dec", NULL);
+		_exit(127);
+	}
+	status = wait_for(pid, 10);
+	EXPECT_NE(-1, status) TH_LOG("rmmod waits for an ioctl ext4dec has nothing to do with");
+	/* let the ioctl finish, and rmmod if it waits */
+	zero.range.start = (unsigned long)page;
+	zero.range.len = 4096;
+	EXPECT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero)) TH_LOG("%s", strerror(errno));
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, st.ret) TH_LOG("FS_IOC_GETFLAGS: %s", strerror(errno));
+	if (status == -1)
+		status = wait_for(pid, 60);
+	EXPECT_TRUE(status != -1 && WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("rmmod failed");
+	}
+	close(st.fd);
+	close(uffd);
+	ASSERT_EQ(0, run("modprobe ext4dec")) TH_LOG("modprobe");
 }
 
 /* ext4dec_test DIR [harness options]: the harness gets the options. */
