@@ -21,8 +21,9 @@
 #   make bench        the benchmark: ext4dec against ext4, SquashFS, EROFS
 #                     and btrfs in QEMU, on 6.12 and the newest kernel line
 #                     (README; BENCH_KERNELS, BENCH_QUICK=1, BENCH_ARGS)
-#   make bench-overhead  what the module costs plain files, and a cold
-#                     stat of the largest tables (OVERHEAD_KERNELS)
+#   make bench-overhead  what the module costs plain files, a cold stat
+#                     of the largest tables, the memory of an active inode
+#                     (OVERHEAD_KERNELS)
 #   make clean        remove build products
 #
 # KDIR is the kernel build tree for the module (default: the running
@@ -216,9 +217,10 @@ bench:
 	BENCH_COMMAND="make bench$(if $(filter command line environment,$(origin BENCH_KERNELS)), BENCH_KERNELS='$(BENCH_KERNELS)')$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 		bench/run-bench.sh $(BENCH_ARGS)
 
-# What loading the module costs files that are not compressed, and a cold
-# stat of a file with the largest tables (bench/overhead.sh; default: the
-# newest check line, OVERHEAD_KERNELS to choose).
+# What loading the module costs files that are not compressed, a cold stat
+# of a file with the largest tables, and the memory an active inode holds
+# (bench/overhead.sh; default: the newest check line, OVERHEAD_KERNELS to
+# choose).
 OVERHEAD_KERNELS ?= $(lastword $(KERNELS))
 .PHONY: bench-overhead
 bench-overhead:
