@@ -143,7 +143,8 @@ install-dkms:
 # system headers, as their code is not -Wextra clean; its FIXTURE_SETUP()
 # and FIXTURE_TEARDOWN() define functions without a prototype.
 KSFT_DIR  := build/kselftest
-$(SELFTEST): tests/selftests/ext4dec_test.c tests/lib/testlib.h $(KSFT_DIR)/kselftest_harness.h
+$(SELFTEST): tests/selftests/ext4dec_test.c tests/lib/testlib.h include/ext4dec_ioctl.h \
+		$(KSFT_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Wno-missing-prototypes -isystem $(KSFT_DIR) \
 		-o $@ $<

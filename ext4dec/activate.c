@@ -30,10 +30,12 @@
  */
 #include "ext4dec.h"
 
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
 #include <linux/iversion.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 static DEFINE_SPINLOCK(ext4dec_lock);
 static LIST_HEAD(ext4dec_active);
@@ -534,6 +536,49 @@ void ext4dec_deactivate_all(void)
 	rcu_barrier();
 }
 
+/*
+ * EXT4DEC_IOC_GET_STATUS: what ext4dec makes of the file, for anyone who
+ * could open it.
+ */
+static long ext4dec_get_status(struct file *file, void __user *arg)
+{
+	struct inode *inode = file_inode(file);
+	struct ext4dec_status st = { };
+	struct ext4dec_inode *ei;
+	u32 flags;
+	int err;
+
+	ei = ext4dec_get(inode);
+	err = ei ? 0 : ext4dec_refusal_remembered(inode);
+	if (ei) {
+		const struct szip_info *info = &ei->sf.info;
+
+		st.state = EXT4DEC_STATE_ACTIVE;
+		st.format = info->version;
+		st.codec = info->codec;
+		st.chunk_size = info->chunk_size;
+		st.nr_chunks = info->nr_chunks;
+		st.size = info->size;
+		st.raw_size = ei->raw_size;
+		st.chunks_inflated = atomic64_read(&ei->inflated);
+		ext4dec_put(ei);
+	} else if (err) {
+		st.state = EXT4DEC_STATE_REFUSED;
+		st.refusal = -err;
+	} else {
+		err = ext4dec_ext4_flags(inode, file->f_path.dentry, &flags);
+		if (err)
+			return err;
+		st.state = flags & FS_COMPR_FL ? EXT4DEC_STATE_INACTIVE :
+						 EXT4DEC_STATE_PLAIN;
+	}
+	if (st.state != EXT4DEC_STATE_ACTIVE) {
+		st.raw_size = i_size_read(inode);
+		st.size = st.raw_size;
+	}
+	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
 /**
  * ext4dec_ioctl() - ext4's ioctl, with the data ioctls (and the raw
  *	block map) kept off active inodes
@@ -543,7 +588,8 @@ void ext4dec_deactivate_all(void)
  * @compat: a 32-bit caller's: ext4's compat_ioctl is called
  *
  * An ioctl that moves or rewrites data is refused on an active inode, and
- * keeps an inactive one inactive while it runs (ext4dec_hold_raw()).  Any
+ * keeps an inactive one inactive while it runs (ext4dec_hold_raw()).
+ * EXT4DEC_IOC_GET_STATUS is ext4dec's own, on any regular file.  Any
  * other goes to ext4 untouched, whatever the inode.
  *
  * Return: -EOPNOTSUPP for a data ioctl or EXT4_IOC_GET_ES_CACHE on an
@@ -556,8 +602,11 @@ long ext4dec_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 	struct ext4dec_raw_hold hold;
 	long ret;
 
-	if (!ext4dec_ioctl_refused(cmd) || !S_ISREG(inode->i_mode))
+	if (!ext4dec_ioctl_hooked(cmd) || !S_ISREG(inode->i_mode))
 		return ext4dec_ext4_ioctl(file, cmd, arg, compat);
+	if (cmd == EXT4DEC_IOC_GET_STATUS)
+		return ext4dec_get_status(file, compat ? compat_ptr(arg) :
+						  (void __user *)arg);
 	if (ext4dec_state(inode))
 		return -EOPNOTSUPP;
 	if (!ext4dec_ioctl_moves_data(cmd))

@@ -53,6 +53,7 @@
 #include <linux/xarray.h>
 
 #include "compat.h"
+#include "ext4dec_ioctl.h"
 #include "szip.h"
 
 #define EXT4DEC_VERSION	"0.1"
@@ -125,7 +126,7 @@ struct ext4dec_extent {
  * @raw_size, @orig_aops, @orig_fop and @orig_folios are set before the
  * structure is published and never change; @list is under ext4dec_lock; @cache changes
  * under ext4dec_cache_lock; @ref, @opens, @flags (bit operations),
- * @ahead_score and @ahead_probe are atomic.
+ * @ahead_score, @ahead_probe and @inflated are atomic.
  */
 
 /**
@@ -154,6 +155,7 @@ struct ext4dec_extent {
  *	contents under cache.c's lock)
  * @ahead_score: whether reading ahead for @cache pays (cache.c)
  * @ahead_probe: misses counted while it does not (cache.c)
+ * @inflated: chunks inflated since activation
  *
  * Published in @inode->i_private (which ext4 does not use) by
  * ext4dec_set_state(); found by the read path with ext4dec_get().
@@ -176,6 +178,7 @@ struct ext4dec_inode {
 	struct xarray cache;
 	atomic_t ahead_score;
 	atomic_t ahead_probe;
+	atomic64_t inflated;
 };
 
 #define EXT4DEC_WARNED	0
@@ -384,6 +387,12 @@ static __always_inline bool ext4dec_ioctl_moves_data(unsigned int cmd)
 static __always_inline bool ext4dec_ioctl_refused(unsigned int cmd)
 {
 	return ext4dec_ioctl_moves_data(cmd) || cmd == EXT4DEC_IOC_GET_ES_CACHE;
+}
+
+/* Whether ext4dec_ioctl() handles ioctl @cmd (inline: ftrace.c calls it) */
+static __always_inline bool ext4dec_ioctl_hooked(unsigned int cmd)
+{
+	return ext4dec_ioctl_refused(cmd) || cmd == EXT4DEC_IOC_GET_STATUS;
 }
 
 /**

@@ -227,15 +227,15 @@ static long ext4dec_ioctl_hook(struct file *file, unsigned int cmd,
 }
 
 /*
- * Only the ioctls that move or rewrite data, or report the raw block map,
- * go to the wrapper: the others
+ * Only the ioctls that move or rewrite data, report the raw block map or
+ * ask ext4dec's status go to the wrapper: the others
  * (every ioctl on every ext4 file, isatty()'s included) run ext4's alone,
  * and may wait as long as they like (on user memory, for one) without
  * holding up unload.
  */
 static bool notrace ext4dec_ioctl_want(struct ftrace_regs *fregs)
 {
-	return ext4dec_ioctl_refused(ext4dec_ftrace_arg(fregs, 1));
+	return ext4dec_ioctl_hooked(ext4dec_ftrace_arg(fregs, 1));
 }
 
 #ifdef CONFIG_COMPAT

@@ -54,6 +54,7 @@ int ext4dec_decode_chunk(struct ext4dec_inode *ei, struct ext4dec_ws *ws, u32 ch
 		return -EFSCORRUPTED;
 	}
 	atomic64_inc(&ext4dec_stats.chunks_inflated);
+	atomic64_inc(&ei->inflated);
 	atomic64_add(szip_chunk_ulen(&ei->sf.info, chunk),
 		     &ext4dec_stats.uncompressed_bytes);
 	return 0;

@@ -51,6 +51,7 @@
 #include "kselftest_harness.h"
 
 #include "../lib/testlib.h"
+#include "../../include/ext4dec_ioctl.h"
 
 /* ext4's ioctls (<linux/ext4.h> is younger than bookworm's headers) */
 struct move_extent {
@@ -2408,6 +2409,79 @@ TEST_F(ext4dec, inherited_c_plain_file_stays_raw)
 	EXPECT_EQ(0, run("lsattr '%s' | grep -q '^[^ ]*c'", path("cdir/new"))) {
 		TH_LOG("not +c");
 	}
+}
+
+/* EXT4DEC_IOC_GET_STATUS of @name into @st; 0 or an errno */
+static int get_status(const char *name, struct ext4dec_status *st)
+{
+	int fd = open(name, O_RDONLY), err;
+
+	if (fd < 0)
+		return errno;
+	memset(st, 0xa5, sizeof(*st));
+	err = errno_of(ioctl(fd, EXT4DEC_IOC_GET_STATUS, st));
+	close(fd);
+	return err;
+}
+
+/* What the module makes of a file, for anyone who can open it */
+TEST_F_TIMEOUT(ext4dec, status_ioctl_reports_what_the_module_makes_of_a_file, SLOW)
+{
+	char *bad = path("cdir-status/file");
+	struct ext4dec_status st;
+	unsigned char *b;
+	size_t n;
+	int i;
+
+	/* an active file, read once after drop_caches: each chunk inflated once */
+	drop_caches();
+	b = read_all(path("v2zstd"), &n);
+	free(b);
+	ASSERT_EQ(0, get_status(path("v2zstd"), &st)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(EXT4DEC_STATE_ACTIVE, st.state);
+	EXPECT_EQ(0, st.refusal);
+	EXPECT_EQ(2, st.format);
+	EXPECT_EQ(2, st.codec) TH_LOG("zstd");
+	EXPECT_EQ(16384, st.chunk_size) TH_LOG("szip's default chunk size");
+	EXPECT_EQ((DATA_SIZE + 16383) / 16384, st.nr_chunks);
+	EXPECT_EQ(DATA_SIZE, st.size);
+	EXPECT_TRUE(st.raw_size > 0 && st.raw_size < DATA_SIZE / 2) {
+		TH_LOG("raw size %llu", (unsigned long long)st.raw_size);
+	}
+	EXPECT_LE(st.nr_chunks, st.chunks_inflated) TH_LOG("%llu chunks inflated",
+							  (unsigned long long)st.chunks_inflated);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, st.reserved[i]);
+	ASSERT_EQ(0, get_status(path("legacy"), &st));
+	EXPECT_EQ(1, st.format);
+	EXPECT_EQ(1, st.codec) TH_LOG("deflate");
+
+	/* not +c */
+	ASSERT_EQ(0, get_status(path("orig"), &st));
+	EXPECT_EQ(EXT4DEC_STATE_PLAIN, st.state);
+	EXPECT_EQ(DATA_SIZE, st.size);
+
+	/* +c, not szip: refused at its first open, until it changes */
+	mkdir(path("cdir-status"), 0755);
+	ASSERT_EQ(0, set_compr(path("cdir-status"), 1));
+	ASSERT_EQ(0, write_file(bad, "not szip\n", 9, false));
+	ASSERT_EQ(0, get_status(bad, &st));
+	EXPECT_EQ(EXT4DEC_STATE_REFUSED, st.state);
+	EXPECT_EQ(EINVAL, st.refusal);
+	EXPECT_EQ(9, st.size);
+	/* being written: not refused, not active */
+	{
+		int w = open(bad, O_WRONLY | O_APPEND), fd = open(bad, O_RDONLY);
+
+		ASSERT_LE(0, w);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(1, write(w, "x", 1));
+		EXPECT_EQ(0, ioctl(fd, EXT4DEC_IOC_GET_STATUS, &st));
+		EXPECT_EQ(EXT4DEC_STATE_INACTIVE, st.state);
+		close(fd);
+		close(w);
+	}
+	unlink(bad);
 }
 
 /* Whether NAME reads as szip bytes (not through ext4dec) */
