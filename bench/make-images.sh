@@ -120,7 +120,8 @@ main() {
 		local in=$1 out=$2
 		shift 2
 		[[ -s $out ]] && return 0
-		if ! "$szip" -q -f -k "$@" "$in" "$out.tmp" 2>"$out.err"; then
+		# -c: the same in every szip version --src may build
+		if ! "$szip" -q -f -c "$@" "$in" >"$out.tmp" 2>"$out.err"; then
 			bench_log "szip $* $in failed: $(cat "$out.err")"
 			rm -f "$out.tmp"
 			return 1

@@ -481,15 +481,74 @@ expect_rc 0; expect_file "$w/f"; expect_file "$w/f.sz"
 verdict "szip -dk f.sz: keeps f.sz"
 
 fresh; cp "$T/f0" "$w/f"
-run "$szip" "$w/f" "$w/out.sz"
+run "$szip" -o "$w/out.sz" "$w/f"
 expect_rc 0; expect_file "$w/f"; expect_file "$w/out.sz"; expect_none "$w/f.sz"
-verdict "szip f out.sz: writes out.sz, keeps f"
+verdict "szip -o out.sz f: writes out.sz, keeps f"
 
 fresh; cp "$T/f0.sz" "$w/f.sz"
-run "$szip" -d "$w/f.sz" "$w/plain"
+run "$szip" -d -o "$w/plain" "$w/f.sz"
 expect_rc 0; expect_file "$w/f.sz"; expect_none "$w/f"
 [[ -f $w/plain ]] && expect_sha "$w/plain" "$f0sha"
-verdict "szip -d f.sz OUT: writes OUT, keeps f.sz"
+verdict "szip -d -o OUT f.sz: writes OUT, keeps f.sz"
+
+# every operand is an input: no command line a gzip user types writes
+# over a file it names
+fresh; cp "$T/f0" "$w/x1"; echo "some text" >"$w/x2"
+x2sha=$(sha "$w/x2")
+run "$szip" -f "$w/x1" "$w/x2"
+expect_rc 0; expect_none "$w/x1"; expect_none "$w/x2"
+run "$szip" -dc "$w/x1.sz"
+expect_rc 0; expect_sha "$T/out" "$f0sha"
+run "$szip" -dc "$w/x2.sz"
+expect_rc 0; expect_sha "$T/out" "$x2sha"
+verdict "szip -f x1 x2: x1 -> x1.sz and x2 -> x2.sz, x2 not overwritten"
+
+fresh; cp "$T/f0.sz" "$w/m2.sz"; echo "other text" >"$w/f3"
+f3sha=$(sha "$w/f3")
+"$szip" -q "$w/f3"
+run "$szip" -df "$w/m2.sz" "$w/f3.sz"
+expect_rc 0; expect_none "$w/m2.sz"; expect_none "$w/f3.sz"
+expect_sha "$w/m2" "$f0sha"; expect_sha "$w/f3" "$f3sha"
+verdict "szip -df m2.sz f3.sz: both decompressed, f3.sz not overwritten"
+
+fresh; cp "$T/f0" "$w/liba.so"; cp "$T/in/rand" "$w/libb.so"
+(cd "$w" && exec "$szip" -f ./*.so) >"$T/out" 2>"$T/err"
+rc=$?; last="szip -f *.so (two matches)"
+expect_rc 0; expect_file "$w/liba.so.sz"; expect_file "$w/libb.so.sz"
+run "$szip" -dc "$w/libb.so.sz"
+expect_sha "$T/out" "$(sha "$T/in/rand")"
+verdict "szip -f *.so matching two files: each to its own .sz"
+
+fresh; cp "$T/f0" "$w/a"; cp "$T/f0" "$w/b"
+run "$szip" "$w/a" "$w/missing" "$w/b"
+expect_rc 1; expect_err "$w/missing: No such file"
+expect_file "$w/a.sz"; expect_file "$w/b.sz"; expect_none "$w/missing.sz"
+verdict "szip a missing b: exit 1, missing named, a and b still compressed"
+
+fresh; cp "$T/f0" "$w/a"; cp "$T/in/rand" "$w/b"; "$szip" -q -c "$w/b" >"$w/a.sz"
+asz=$(sha "$w/a.sz")
+run "$szip" -kf "$w/a" "$w/a.sz"
+expect_rc 1; expect_err "$w/a.sz: is also an input"
+expect_sha "$w/a.sz" "$asz"; expect_file "$w/a.sz.sz"
+verdict "szip -kf a a.sz: a.sz, an input, not replaced by a's output"
+
+fresh; cp "$T/f0" "$w/in"
+run "$szip" --in-out "$w/in" "$w/out.sz"
+expect_rc 0; expect_sha "$w/in" "$f0sha"; expect_none "$w/in.sz"
+run "$szip" -dc "$w/out.sz"
+expect_rc 0; expect_sha "$T/out" "$f0sha"
+verdict "szip --in-out IN OUT (faulty.lib's form): writes OUT, keeps IN"
+
+fresh; cp "$T/f0.sz" "$w/in.sz"
+run "$szip" -d --in-out "$w/in.sz" "$w/plain"
+expect_rc 0; expect_file "$w/in.sz"; expect_sha "$w/plain" "$f0sha"
+verdict "szip -d --in-out IN.sz OUT: writes OUT, keeps IN.sz"
+
+fresh
+run "$szip" -d "$w/nope"
+expect_rc 1; expect_err "$w/nope: No such file"
+[[ $(cat "$T/err") == *suffix* ]] && why+=("says 'suffix' about a missing file")
+verdict "szip -d nope: says the file does not exist"
 
 fresh; cp "$T/f0" "$w/f"
 run "$szip" -c "$w/f"
@@ -527,10 +586,10 @@ expect_rc 0; expect_sha "$T/out" "$f0sha"
 verdict "szip -c - and szip -t / -dc - on stdin"
 
 fresh; cp "$T/f0" "$w/f"
-run "$szip" - "$w/out.sz" <"$w/f"
+run "$szip" -o "$w/out.sz" - <"$w/f"
 expect_rc 0; expect_file "$w/out.sz"
 [[ -s $T/out ]] && why+=("$(stat -c %s "$T/out") bytes written to stdout instead of OUTPUT")
-verdict "szip - OUT < f: writes OUT (stdin input, named output)"
+verdict "szip -o OUT - < f: writes OUT (stdin input, named output)"
 
 # refusal to overwrite, for both directions, then -f
 fresh; cp "$T/f0" "$w/f"; echo old >"$w/f.sz"
@@ -559,9 +618,9 @@ expect_rc 0; expect_none "$w/f.sz"
 verdict "szip -df f.sz: overwrites f"
 
 fresh; cp "$T/f0" "$w/f"
-run "$szip" -f "$w/f" "$w/f"
+run "$szip" -f -o "$w/f" "$w/f"
 expect_rc 1; expect_err "same file"; expect_sha "$w/f" "$f0sha"
-verdict "szip -f f f: refuses to write onto its input"
+verdict "szip -f -o f f: refuses to write onto its input"
 
 fresh; cp "$T/f0" "$w/f"; mkdir "$w/f.sz"
 run "$szip" -k -f "$w/f"
@@ -687,8 +746,14 @@ done 3<<'EOF'
 --codec=zstd --level=23 f
 --codec=lz4 --level=13 f
 --codec=lz4 --dict=65537 f
-f a b
--c f out
+-o out f a
+-c -o out f
+-c f f
+--in-out f
+--in-out f a b
+--in-out -o out f a
+-t -o out f
+-l --in-out f a
 EOF
 
 run "$szip" -h
@@ -750,9 +815,9 @@ if pos=$("$py" -B "$T/corrupt.py" "$T/atom.sz" "$T/atom-bad.sz" "$here"); then
 
 	cp "$T/atom-bad.sz" "$w/x.sz"
 	before=$(ls -A "$w")
-	run "$szip" -d "$w/x.sz" "$w/out"
+	run "$szip" -d -o "$w/out" "$w/x.sz"
 	expect_rc 1; expect_none "$w/out"; expect_same_dir "$w" "$before"
-	verdict "corrupt last chunk, -d x.sz OUT: no OUT, no temporary left"
+	verdict "corrupt last chunk, -d -o OUT x.sz: no OUT, no temporary left"
 
 	run "$szip" -d "$w/x.sz"
 	expect_rc 1; expect_none "$w/x"; expect_same_dir "$w" "$before"
@@ -760,10 +825,10 @@ if pos=$("$py" -B "$T/corrupt.py" "$T/atom.sz" "$T/atom-bad.sz" "$here"); then
 
 	echo "old contents" >"$w/out"
 	before=$(ls -A "$w")
-	run "$szip" -d -f "$w/x.sz" "$w/out"
+	run "$szip" -d -f -o "$w/out" "$w/x.sz"
 	expect_rc 1; expect_same_dir "$w" "$before"
 	[[ $(cat "$w/out") == "old contents" ]] || why+=("OUT was changed")
-	verdict "corrupt last chunk, -d -f x.sz OUT: old OUT unchanged"
+	verdict "corrupt last chunk, -d -f -o OUT x.sz: old OUT unchanged"
 
 	run "$szip" -dc "$w/x.sz"
 	expect_rc 1
@@ -778,10 +843,10 @@ if ((have_vectors)); then
 	cp "$vectors/bad/corrupt-deflate.sz" "$w/x.sz"
 	echo "old contents" >"$w/out"
 	before=$(ls -A "$w")
-	run "$szip" -d -f "$w/x.sz" "$w/out"
+	run "$szip" -d -f -o "$w/out" "$w/x.sz"
 	expect_rc 1; expect_same_dir "$w" "$before"
 	[[ $(cat "$w/out") == "old contents" ]] || why+=("OUT was changed")
-	verdict "bad/corrupt-deflate -d -f x.sz OUT: old OUT unchanged"
+	verdict "bad/corrupt-deflate -d -f -o OUT x.sz: old OUT unchanged"
 fi
 
 # Kill tests on a 60 MB input.  Compression works in memory (no temporary

@@ -4,10 +4,12 @@
  *
  * The dispatcher: a gzip-style command line (compress by default, -d, -t,
  * -l; the last mode given wins) is parsed into one struct szip_opts, which
- * the chosen command then only reads.  Compress and decompress take INPUT
- * [OUTPUT], test and list any number of files; none means stdin.  The
- * commands are in cmd_*.c, the rules the option values follow in
- * options.c, file handling and atomic output in utils.c.
+ * the chosen command then only reads.  Every operand is an input, as in
+ * gzip, zstd and xz: each FILE is packed to FILE.sz (-d: the reverse),
+ * and one failing does not stop the others.  -o names the output of a
+ * single input; faulty.lib's "szip IN OUT" is spelled --in-out, which no
+ * glob can produce.  The commands are in cmd_*.c, the rules the option
+ * values follow in options.c, file handling and atomic output in utils.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,7 +26,7 @@
 
 static const struct command {
 	szip_cmd_fn run;
-	bool one_input;		/* INPUT [OUTPUT], else FILE... */
+	bool writes;		/* has an output: -o, --in-out, -c apply */
 } commands[] = {
 	[MODE_COMPRESS] = { szip_cmd_compress, true },
 	[MODE_DECOMPRESS] = { szip_cmd_decompress, true },
@@ -35,18 +37,22 @@ static const struct command {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: szip [OPTION]... [INPUT [OUTPUT]]\n"
-"Compress INPUT into the seekable szip format (INPUT.sz by default),\n"
-"or decompress, test or list szip files.  INPUT '-' or none: stdin.\n"
+"Usage: szip [OPTION]... [FILE]...\n"
+"       szip [OPTION]... -o OUTPUT [FILE]\n"
+"       szip [OPTION]... --in-out INPUT OUTPUT\n"
+"Compress each FILE into the seekable szip format (FILE.sz, FILE removed),\n"
+"or decompress, test or list szip files.  FILE '-' or none: stdin.\n"
 "\n"
 "  -z, --compress        compress (default)\n"
-"  -d, --decompress      decompress (INPUT.sz -> INPUT)\n"
+"  -d, --decompress      decompress (FILE.sz -> FILE)\n"
 "  -t, --test            decode and check every chunk, write nothing\n"
 "  -l, --list            show header fields, sizes and ratio\n"
-"  -c, --stdout          write to standard output, keep INPUT\n"
-"  -k, --keep            keep INPUT (it is removed after success otherwise,\n"
-"                        unless OUTPUT is given)\n"
-"  -f, --force           overwrite OUTPUT; accept symlinks, hard-linked\n"
+"  -c, --stdout          write to standard output, keep FILE\n"
+"  -o, --output=OUTPUT   write OUTPUT (one input only), keep the input\n"
+"      --in-out          faulty.lib's form: exactly two operands, INPUT and\n"
+"                        OUTPUT; keep INPUT\n"
+"  -k, --keep            keep FILE (it is removed after success otherwise)\n"
+"  -f, --force           overwrite outputs; accept symlinks, hard-linked\n"
 "                        or already compressed inputs, and terminals\n"
 "  -q, --quiet           no warnings\n"
 "  -v, --verbose         sizes, choices made, progress (repeatable)\n"
@@ -92,7 +98,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *v)
 
 enum {
 	OPT_CHUNK_SIZE = 256, OPT_DICT, OPT_FILTER, OPT_LEVEL, OPT_CODEC,
-	OPT_CHECKSUM, OPT_FORMAT
+	OPT_CHECKSUM, OPT_FORMAT, OPT_IN_OUT
 };
 
 static const struct option long_options[] = {
@@ -104,6 +110,8 @@ static const struct option long_options[] = {
 	{ "stdout", no_argument, NULL, 'c' },
 	{ "to-stdout", no_argument, NULL, 'c' },
 	{ "keep", no_argument, NULL, 'k' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "in-out", no_argument, NULL, OPT_IN_OUT },
 	{ "force", no_argument, NULL, 'f' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -184,7 +192,7 @@ static int parse_options(struct szip_opts *o, int argc, char **argv)
 	char err[128];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "zdtlckfqvhV123456789",
+	while ((c = getopt_long(argc, argv, "zdtlco:kfqvhV123456789",
 				long_options, NULL)) != -1) {
 		switch (c) {
 		case 'z': o->mode = MODE_COMPRESS; break;
@@ -192,6 +200,8 @@ static int parse_options(struct szip_opts *o, int argc, char **argv)
 		case 't': o->mode = MODE_TEST; break;
 		case 'l': o->mode = MODE_LIST; break;
 		case 'c': o->to_stdout = true; break;
+		case 'o': o->output = optarg; break;
+		case OPT_IN_OUT: o->in_out = true; break;
 		case 'k': o->keep = true; break;
 		case 'f': o->force = true; break;
 		case 'q': o->verbose = -1; break;
@@ -212,10 +222,69 @@ static int parse_options(struct szip_opts *o, int argc, char **argv)
 	return 0;
 }
 
-static int usage_error(void)
+/* "szip: @msg" (if any), the hint; returns the exit status */
+static int usage_error(const char *msg)
 {
+	if (msg)
+		szip_fail(NULL, "%s", msg);
 	fprintf(stderr, "Try 'szip --help' for more information.\n");
 	return EXIT_USAGE;
+}
+
+/*
+ * The identities of the operands that exist: an output named after one
+ * input must not replace another (szip -f a a.sz).
+ */
+static struct szip_file_id *operand_ids(char **files, int n, size_t *nr)
+{
+	struct szip_file_id *ids = calloc(n ? n : 1, sizeof(*ids));
+	struct stat st;
+	int i;
+
+	*nr = 0;
+	for (i = 0; ids && i < n; i++) {
+		if (strcmp(files[i], "-") && !stat(files[i], &st)) {
+			ids[*nr].dev = st.st_dev;
+			ids[*nr].ino = st.st_ino;
+			(*nr)++;
+		}
+	}
+	return ids;
+}
+
+/*
+ * The operands against -o, --in-out and -c: NULL if they fit, else the
+ * usage error.
+ */
+static const char *check_operands(const struct szip_opts *o, int nargs,
+				  char **files)
+{
+	int i, to_stdout = 0;
+
+	if (!commands[o->mode].writes) {
+		if (o->output || o->in_out)
+			return "-o and --in-out apply to compression and decompression only";
+		return NULL;
+	}
+	if (o->in_out) {
+		if (nargs != 2)
+			return "--in-out takes exactly two operands, INPUT and OUTPUT";
+		if (o->output || o->to_stdout)
+			return "--in-out names the output: no -o or -c with it";
+		return NULL;
+	}
+	if (o->output && nargs > 1)
+		return "-o names the output of a single input";
+	if (o->output && o->to_stdout)
+		return "-o and -c both name the output";
+	if (o->mode != MODE_COMPRESS || o->output)
+		return NULL;
+	/* szip files do not concatenate: one compressed stream to stdout */
+	for (i = 0; i < nargs; i++)
+		to_stdout += o->to_stdout || !strcmp(files[i], "-");
+	if (to_stdout > 1)
+		return "only one input can be compressed to standard output (szip files do not concatenate)";
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -225,27 +294,33 @@ int main(int argc, char **argv)
 		.mode = MODE_COMPRESS,
 		.pack = PACK_OPTS_DEFAULT,
 	};
-	const struct command *cmd;
+	struct szip_file_id *ids = NULL;
 	int nargs, i, ret = 0;
+	const char *err;
 	char **files;
 
 	if (parse_options(&o, argc, argv))
-		return usage_error();
-	szip_catch_signals();
-
-	cmd = &commands[o.mode];
+		return usage_error(NULL);
 	nargs = argc - optind;
 	files = nargs ? argv + optind : stdin_only;
-	if (!cmd->one_input) {
-		for (i = 0; i < (nargs ? nargs : 1); i++)
-			ret |= cmd->run(&o, files[i], NULL);
-		return ret ? EXIT_ERROR : 0;
+	err = check_operands(&o, nargs, files);
+	if (err)
+		return usage_error(err);
+	szip_catch_signals();
+
+	if (o.in_out)
+		return commands[o.mode].run(&o, files[0], files[1]) ?
+		       EXIT_ERROR : 0;
+	if (commands[o.mode].writes && !o.output) {
+		ids = operand_ids(files, nargs, &o.nr_inputs);
+		if (!ids) {
+			szip_fail(NULL, "out of memory");
+			return EXIT_ERROR;
+		}
+		o.inputs = ids;
 	}
-	if (nargs > 2 || (nargs == 2 && o.to_stdout)) {
-		szip_fail(NULL, "expected INPUT [OUTPUT]%s",
-			  o.to_stdout ? " (no OUTPUT with -c)" : "");
-		return usage_error();
-	}
-	ret = cmd->run(&o, files[0], nargs == 2 ? files[1] : NULL);
+	for (i = 0; i < (nargs ? nargs : 1); i++)
+		ret |= commands[o.mode].run(&o, files[i], o.output);
+	free(ids);
 	return ret ? EXIT_ERROR : 0;
 }

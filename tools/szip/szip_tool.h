@@ -17,6 +17,12 @@
 
 enum szip_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST };
 
+/* Which file an operand is, to keep outputs off the other inputs */
+struct szip_file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 /**
  * struct szip_opts - the command line
  * @mode: what to do; the last of -z, -d, -t and -l wins
@@ -24,6 +30,11 @@ enum szip_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST };
  * @keep: -k
  * @force: -f
  * @verbose: -1 quiet (-q), 0 normal, 1 and up verbose (-v, repeatable)
+ * @output: -o FILE, or the second operand of --in-out; NULL for none
+ * @in_out: --in-out: the operands are INPUT OUTPUT (faulty.lib's form)
+ * @inputs: the operands that exist, when each is an input with an
+ *	output named after it: no output may replace one of them
+ * @nr_inputs: number of @inputs
  * @pack: what to encode (the encoder's options, pack_set_defaults() done)
  */
 struct szip_opts {
@@ -32,13 +43,17 @@ struct szip_opts {
 	bool keep;
 	bool force;
 	int verbose;
+	const char *output;
+	bool in_out;
+	const struct szip_file_id *inputs;
+	size_t nr_inputs;
 	struct pack_opts pack;
 };
 
 /*
- * A command: @in is a file name or "-" for stdin, @out the OUTPUT operand
- * (NULL if none was given; always NULL for -t and -l).  Returns 0, or -1
- * after a message naming the file.
+ * A command: @in is a file name or "-" for stdin, @out the file -o or
+ * --in-out named (NULL if none; always NULL for -t and -l).  Returns 0,
+ * or -1 after a message naming the file.
  */
 typedef int (*szip_cmd_fn)(const struct szip_opts *o, const char *in,
 			   const char *out);

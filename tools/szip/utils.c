@@ -123,15 +123,21 @@ int szip_write_all(int fd, const u8 *buf, size_t len)
 	return 0;
 }
 
-/* Open INPUT after the refusals that -f lifts. */
+/*
+ * Open INPUT after the refusals that -f lifts.  @special_ok: the input is
+ * neither removed nor named after (-c, -o, -t, -l), so a device or a FIFO
+ * is read as it is.
+ */
 static int open_input(const struct szip_opts *o, const char *name,
-		      struct stat *st)
+		      struct stat *st, bool special_ok)
 {
 	int fd;
 
 	if (!strcmp(name, "-")) {
-		if (fstat(STDIN_FILENO, st))
+		if (fstat(STDIN_FILENO, st)) {
+			szip_fail(name, "%s", strerror(errno));
 			return -1;
+		}
 		return STDIN_FILENO;
 	}
 	if (lstat(name, st)) {
@@ -149,33 +155,24 @@ static int open_input(const struct szip_opts *o, const char *name,
 			close(fd);
 		return -1;
 	}
-	if (S_ISDIR(st->st_mode) || (!S_ISREG(st->st_mode) && !o->force)) {
-		szip_fail(name, "not a regular file");
+	if (S_ISDIR(st->st_mode)) {
+		szip_fail(name, "is a directory");
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode) && !o->force && !special_ok) {
+		szip_fail(name, "not a regular file; use -c or -f");
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-/**
- * szip_load_input() - read a whole input into memory
- * @o: the command line (-f lifts some refusals)
- * @name: the file, or "-" for stdin
- * @buf: receives the bytes (malloc'd)
- * @len: receives their number
- * @st: receives the input's stat
- *
- * Return: 0, or -1 after a message naming the file.
- */
-int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
-		    size_t *len, struct stat *st)
+/* Read the whole of @fd (then closed unless stdin); -1 after a message */
+static int read_input(const char *name, int fd, u8 **buf, size_t *len)
 {
-	int fd = open_input(o, name, st);
-	int ret;
+	int ret = read_all(fd, buf, len);
 
-	if (fd < 0)
-		return -1;
-	ret = read_all(fd, buf, len);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (ret) {
@@ -183,6 +180,28 @@ int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
 		return -1;
 	}
 	return 0;
+}
+
+/**
+ * szip_load_input() - read a whole input of -t or -l into memory
+ * @o: the command line (-f lifts some refusals)
+ * @name: the file, or "-" for stdin
+ * @buf: receives the bytes (malloc'd)
+ * @len: receives their number
+ * @st: receives the input's stat
+ *
+ * Devices and FIFOs are read too: -t and -l remove nothing.
+ *
+ * Return: 0, or -1 after a message naming the file.
+ */
+int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
+		    size_t *len, struct stat *st)
+{
+	int fd = open_input(o, name, st, true);
+
+	if (fd < 0)
+		return -1;
+	return read_input(name, fd, buf, len);
 }
 
 /*
@@ -271,7 +290,7 @@ static int output_name(const struct szip_opts *o, const char *in,
 		return 0;
 	}
 	if (!has_suffix(in)) {
-		szip_fail(in, "unknown suffix (expected %s); give OUTPUT or use -c",
+		szip_fail(in, "unknown suffix (expected %s); use -o or -c",
 			  SUFFIX);
 		return -1;
 	}
@@ -279,7 +298,21 @@ static int output_name(const struct szip_opts *o, const char *in,
 	return 0;
 }
 
-/* Refusals that depend on OUTPUT; -f lifts all but writing onto INPUT. */
+/* Is @st one of the operands szip was given as inputs? */
+static bool is_input(const struct szip_opts *o, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_inputs; i++)
+		if (o->inputs[i].dev == st->st_dev && o->inputs[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+/*
+ * Refusals that depend on OUTPUT; -f lifts all but writing onto INPUT or
+ * onto another input operand.
+ */
 static int check_output(const struct szip_opts *o, const char *in,
 			const struct stat *in_st, const char *out,
 			bool remove_src)
@@ -290,6 +323,10 @@ static int check_output(const struct szip_opts *o, const char *in,
 		if (!strcmp(in, "-") ? false :
 		    st.st_dev == in_st->st_dev && st.st_ino == in_st->st_ino) {
 			szip_fail(in, "input and output are the same file");
+			return -1;
+		}
+		if (is_input(o, &st)) {
+			szip_fail(out, "is also an input; not overwritten");
 			return -1;
 		}
 		if (!o->force) {
@@ -335,12 +372,15 @@ static int emit(const char *in, const char *out, bool to_stdout, mode_t mode,
 }
 
 /**
- * szip_job_start() - name the output, read the input, apply the refusals
+ * szip_job_start() - open the input, name the output, apply the refusals
  * @o: the command line; compressing if @o->mode is %MODE_COMPRESS,
  *	decompressing otherwise
  * @j: the job to set up
  * @in: INPUT, "-" for stdin
  * @out: OUTPUT, or NULL to derive it from @in
+ *
+ * The input is checked before its name is (a missing file is reported
+ * as missing), and read whole after every refusal but the output's.
  *
  * Return: 0 (the caller frees @j->buf), or -1 after a message naming the
  * file.
@@ -349,17 +389,22 @@ int szip_job_start(const struct szip_opts *o, struct szip_job *j,
 		   const char *in, const char *out)
 {
 	bool compress = o->mode == MODE_COMPRESS;
+	bool special_ok = o->to_stdout || out;
+	int fd;
 
 	j->in = in;
-	if (output_name(o, in, out, j->out, sizeof(j->out), &j->to_stdout))
+	fd = open_input(o, in, &j->st, special_ok);
+	if (fd < 0)
 		return -1;
+	if (output_name(o, in, out, j->out, sizeof(j->out), &j->to_stdout))
+		goto out_close;
 	if (!o->force && (compress ? j->to_stdout && isatty(STDOUT_FILENO) :
 			  !strcmp(in, "-") && isatty(STDIN_FILENO))) {
 		szip_fail(in, "refusing to %s compressed data %s a terminal; use -f",
 			  compress ? "write" : "read", compress ? "to" : "from");
-		return -1;
+		goto out_close;
 	}
-	if (szip_load_input(o, in, &j->buf, &j->len, &j->st))
+	if (read_input(in, fd, &j->buf, &j->len))
 		return -1;
 	j->remove_src = !j->to_stdout && !out && !o->keep;
 	if (!j->to_stdout &&
@@ -368,6 +413,10 @@ int szip_job_start(const struct szip_opts *o, struct szip_job *j,
 		return -1;
 	}
 	return 0;
+out_close:
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return -1;
 }
 
 /**

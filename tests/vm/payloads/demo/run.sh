@@ -26,7 +26,7 @@ ok "module loaded"
 
 mkdir -p "$mnt/demo"
 cp "$lib" "$mnt/demo/libc.so.6.orig"
-szip -v --filter=x86 "$mnt/demo/libc.so.6.orig" "$mnt/demo/libc.so.6" 2>&1 |
+szip -v --filter=x86 -o "$mnt/demo/libc.so.6" "$mnt/demo/libc.so.6.orig" 2>&1 |
 	sed 's/^/# /'
 echo "# on disk before chattr +c:"
 ls -ls "$mnt/demo" | sed 's/^/#   /'
