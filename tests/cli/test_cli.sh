@@ -746,6 +746,9 @@ done 3<<'EOF'
 --codec=zstd --level=23 f
 --codec=lz4 --level=13 f
 --codec=lz4 --dict=65537 f
+-19 f
+--codec=lz4 -13 f
+-0 f
 -o out f a
 -c -o out f
 -c f f
@@ -755,6 +758,64 @@ done 3<<'EOF'
 -t -o out f
 -l --in-out f a
 EOF
+
+# -N reads every digit (zstd's -19 is level 19, not 9); --ultra for 20..22
+zsha() { "$szip" -q -c --codec=zstd "$@" "$T/f0" | sha; }
+z19=$(zsha --level=19)
+z9=$(zsha --level=9)
+last="szip -c --codec=zstd -19 f"
+[[ $(zsha -19) == "$z19" ]] || why+=("-19 does not give --level=19's output")
+[[ $(zsha -19) != "$z9" ]] || why+=("-19 gives level 9's output")
+[[ $(zsha -9) == "$z9" ]] || why+=("-9 does not give --level=9's output")
+verdict "-19 is level 19 (as --level=19), not level 9"
+
+last="szip --codec=zstd -kq19c f"
+[[ $("$szip" --codec=zstd -kq19c "$T/f0" | sha) == "$z19" ]] ||
+	why+=("-kq19c does not give level 19's output")
+last="szip --codec=zstd --level=5 -19 f / -19 --level=5"
+[[ $(zsha --level=5 -19) == "$z19" ]] || why+=("--level=5 -19 is not level 19")
+[[ $(zsha -19 --level=5) == "$(zsha --level=5)" ]] || why+=("-19 --level=5 is not level 5")
+verdict "digits inside a cluster (-kq19c); the last level given wins"
+
+run "$szip" -c --codec=zstd -22 "$T/f0"
+expect_rc 2; expect_err "needs --ultra"
+verdict "--codec=zstd -22 without --ultra: usage error naming --ultra"
+
+last="szip -c --codec=zstd --ultra -22 f"
+[[ $(zsha --ultra -22) == "$(zsha --level=22)" ]] || why+=("--ultra -22 is not --level=22")
+verdict "--codec=zstd --ultra -22 is level 22"
+
+fresh; cp "$T/f0" "$w/f"
+(cd "$w" && exec "$szip" -o -19 f) >"$T/out" 2>"$T/err"
+rc=$?; last="szip -o -19 f"
+expect_rc 0; expect_file "$w/-19"; expect_file "$w/f"
+verdict "szip -o -19 f: -19 is -o's argument, not a level"
+
+run "$szip" -x "$T/f0"
+expect_rc 2
+[[ $(head -n 1 "$T/err") == "szip: invalid option -- 'x'" ]] ||
+	why+=("first line '$(head -n 1 "$T/err")', expected szip: invalid option -- 'x'")
+run "$szip" --bogus "$T/f0"
+[[ $(head -n 1 "$T/err") == "szip: unrecognized option '--bogus'" ]] ||
+	why+=("first line '$(head -n 1 "$T/err")', expected szip: unrecognized option '--bogus'")
+verdict "option errors begin with 'szip:', not the program's path"
+
+# ext4dec-compress passes -N on whole (its dry run needs no module)
+fresh; cp "$T/f0" "$w/f"
+if [[ $(stat -f -c %t "$w") != ef53 ]]; then
+	skip "ext4dec-compress -n -19" "$w is not on ext4"
+else
+	last="ext4dec-compress -n -19 f"
+	PATH=$(dirname "$szip"):$PATH "$top/scripts/ext4dec-compress" -n -19 "$w/f" \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0
+	want=$("$szip" -c --format=2 --codec=zstd --chunk-size=32K --level=19 \
+		--filter=none "$w/f" | wc -c)
+	grep -q -- "-> $want bytes" "$T/out" ||
+		why+=("dry run: '$(cat "$T/out")', expected -> $want bytes (zstd level 19)")
+	verdict "ext4dec-compress -n -19: zstd level 19, as szip -19"
+fi
 
 run "$szip" -h
 expect_rc 0

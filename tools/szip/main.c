@@ -56,8 +56,11 @@ static void usage(FILE *f)
 "                        or already compressed inputs, and terminals\n"
 "  -q, --quiet           no warnings\n"
 "  -v, --verbose         sizes, choices made, progress (repeatable)\n"
-"  -1 .. -9, --level=N   compression level: deflate 1..9 (default 9), zstd\n"
-"                        1..22 (default 19), lz4 1 fast, 2..12 (default 12)\n"
+"  -N, --level=N         compression level, all digits of -N (-19 is 19):\n"
+"                        deflate 1..9 (default 9), zstd 1..22 (default 19;\n"
+"                        -20 and up with --ultra), lz4 1 fast, 2..12\n"
+"                        (default 12)\n"
+"      --ultra           allow zstd's -20, -21 and -22, as zstd does\n"
 "      --chunk-size=N    bytes per chunk (default 16384; K suffix accepted):\n"
 "                        format 1 4096..32768, a multiple of 4096; format 2\n"
 "                        a power of two in 4096..131072\n"
@@ -97,9 +100,13 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *v)
 }
 
 enum {
+	OPT_DIGITS = 1,		/* -N: split_levels() makes "-19" this */
 	OPT_CHUNK_SIZE = 256, OPT_DICT, OPT_FILTER, OPT_LEVEL, OPT_CODEC,
-	OPT_CHECKSUM, OPT_FORMAT, OPT_IN_OUT
+	OPT_CHECKSUM, OPT_FORMAT, OPT_IN_OUT, OPT_ULTRA
 };
+
+/* The short options; digits reach getopt as OPT_DIGITS ("\001:") */
+static const char short_options[] = "zdtlco:kfqvhV\001:";
 
 static const struct option long_options[] = {
 	{ "compress", no_argument, NULL, 'z' },
@@ -121,6 +128,7 @@ static const struct option long_options[] = {
 	{ "dict", optional_argument, NULL, OPT_DICT },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "ultra", no_argument, NULL, OPT_ULTRA },
 	{ "codec", required_argument, NULL, OPT_CODEC },
 	{ "checksum", required_argument, NULL, OPT_CHECKSUM },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -134,7 +142,7 @@ static int invalid(const char *what, const char *arg, const char *hint)
 	return -1;
 }
 
-/* One encoder option (--chunk-size and the others after it, -1..-9) */
+/* One encoder option (--chunk-size and the others after it, -N) */
 static int parse_pack_option(int c, const char *arg, struct pack_opts *p)
 {
 	unsigned long v;
@@ -174,16 +182,125 @@ static int parse_pack_option(int c, const char *arg, struct pack_opts *p)
 				       ": none, x86, arm, thumb or auto");
 		return 0;
 	case OPT_LEVEL:
+	case OPT_DIGITS:
 		if (parse_uint(arg, SZIP_MAX_LEVEL_ARG, &v) || v < 1)
 			return invalid("level", arg, "");
 		p->level = (int)v;
 		return 0;
 	default:
-		if (c < '1' || c > '9')
-			return -1;
-		p->level = c - '0';
-		return 0;
+		return -1;
 	}
+}
+
+/* Does the long option @arg (after "--", no "=") take the next word? */
+static bool long_takes_next(const char *arg)
+{
+	const struct option *l;
+	bool takes = false;
+
+	for (l = long_options; l->name; l++) {
+		if (strncmp(l->name, arg, strlen(arg)))
+			continue;
+		if (!strcmp(l->name, arg))	/* exact: no abbreviation */
+			return l->has_arg == required_argument;
+		takes |= l->has_arg == required_argument;
+	}
+	return takes;
+}
+
+/* Does short option @c take an argument? */
+static bool short_takes_arg(char c)
+{
+	const char *p = c ? strchr(short_options, c) : NULL;
+
+	return p && p[1] == ':';
+}
+
+/* Append "-", @lead (unless 0) and the @len bytes at @s to @out as a word */
+static int push(char **out, int *n, char lead, const char *s, size_t len)
+{
+	char *a = malloc(len + 3), *p = a;
+
+	if (!a)
+		return -1;
+	*p++ = '-';
+	if (lead)
+		*p++ = lead;
+	memcpy(p, s, len);
+	p[len] = 0;
+	out[(*n)++] = a;
+	return 0;
+}
+
+/*
+ * Split one cluster of short options (@a without its "-") so that each
+ * run of digits is an OPT_DIGITS option of its own: "-k19c" becomes "-k"
+ * "-\00119" "-c".  Sets *@next_is_arg when the cluster ends in an option
+ * whose argument is the next word.
+ */
+static int split_cluster(const char *a, char **out, int *n, bool *next_is_arg)
+{
+	size_t i = 0, start = 0;
+
+	while (a[i]) {
+		size_t d = strspn(a + i, "0123456789");
+
+		if (!d && short_takes_arg(a[i])) {
+			*next_is_arg = !a[i + 1];
+			return push(out, n, 0, a + start, strlen(a + start));
+		}
+		if (!d) {
+			i++;
+			continue;
+		}
+		if (i > start && push(out, n, 0, a + start, i - start))
+			return -1;
+		if (push(out, n, OPT_DIGITS, a + i, d))
+			return -1;
+		i += d;
+		start = i;
+	}
+	return i > start ? push(out, n, 0, a + start, i - start) : 0;
+}
+
+/*
+ * -N reads every digit, as zstd does: -19 is level 19, never -1 then -9.
+ * getopt takes a cluster a letter at a time, so each run of digits in
+ * one becomes an option of its own first.  Option arguments ("-o 19",
+ * "--level 5"), operands and everything after "--" are left as they are.
+ * The new vector stays reachable (static) until exit.
+ */
+static char **split_levels(int argc, char **argv, int *new_argc)
+{
+	static char **out;
+	bool next_is_arg = false;
+	size_t cap = (size_t)argc + 1;
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++)
+		cap += strlen(argv[i]);
+	out = calloc(cap, sizeof(*out));
+	if (!out)
+		return NULL;
+	out[n++] = "szip";	/* getopt's messages begin with argv[0] */
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (next_is_arg || a[0] != '-' || !a[1]) {
+			next_is_arg = false;
+			out[n++] = argv[i];
+		} else if (!strcmp(a, "--")) {
+			while (i < argc)
+				out[n++] = argv[i++];
+		} else if (a[1] == '-') {
+			next_is_arg = !strchr(a, '=') && long_takes_next(a + 2);
+			out[n++] = argv[i];
+		} else if (split_cluster(a + 1, out, &n, &next_is_arg)) {
+			return NULL;
+		}
+	}
+	*new_argc = n;
+	return out;
 }
 
 /* The command line into @o; then the defaults, and checks when compressing */
@@ -192,8 +309,8 @@ static int parse_options(struct szip_opts *o, int argc, char **argv)
 	char err[128];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "zdtlco:kfqvhV123456789",
-				long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, short_options, long_options,
+				NULL)) != -1) {
 		switch (c) {
 		case 'z': o->mode = MODE_COMPRESS; break;
 		case 'd': o->mode = MODE_DECOMPRESS; break;
@@ -208,15 +325,26 @@ static int parse_options(struct szip_opts *o, int argc, char **argv)
 		case 'v': o->verbose = o->verbose < 0 ? 1 : o->verbose + 1; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("szip %s\n", SZIP_VERSION); exit(0);
+		case OPT_ULTRA: o->ultra = true; break;
 		default:
 			if (parse_pack_option(c, optarg, &o->pack))
 				return -1;
+			if (c == OPT_LEVEL || c == OPT_DIGITS)
+				o->level_digits = c == OPT_DIGITS;
 		}
 	}
 	pack_set_defaults(&o->pack);
-	if (o->mode == MODE_COMPRESS &&
-	    pack_check_opts(&o->pack, err, sizeof(err))) {
+	if (o->mode != MODE_COMPRESS)
+		return 0;
+	if (pack_check_opts(&o->pack, err, sizeof(err))) {
 		szip_fail(NULL, "%s", err);
+		return -1;
+	}
+	/* zstd's own -20 and up need --ultra; --level=N is szip's spelling */
+	if (o->level_digits && o->pack.level > SZIP_MAX_LEVEL_NO_ULTRA &&
+	    !o->ultra) {
+		szip_fail(NULL, "level %d needs --ultra, as in zstd (or --level=%d)",
+			  o->pack.level, o->pack.level);
 		return -1;
 	}
 	return 0;
@@ -299,6 +427,11 @@ int main(int argc, char **argv)
 	const char *err;
 	char **files;
 
+	argv = split_levels(argc, argv, &argc);
+	if (!argv) {
+		szip_fail(NULL, "out of memory");
+		return EXIT_ERROR;
+	}
 	if (parse_options(&o, argc, argv))
 		return usage_error(NULL);
 	nargs = argc - optind;

@@ -17,6 +17,9 @@
 /* --level takes 1..this before the codec is known */
 #define SZIP_MAX_LEVEL_ARG	99
 
+/* zstd's highest level without --ultra (its command line's own limit) */
+#define SZIP_MAX_LEVEL_NO_ULTRA	19
+
 /* What to encode when no option says otherwise */
 #define PACK_OPTS_DEFAULT {						\
 	.format = 0,		/* chosen by pack_set_defaults() */	\

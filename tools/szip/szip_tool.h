@@ -32,6 +32,8 @@ struct szip_file_id {
  * @verbose: -1 quiet (-q), 0 normal, 1 and up verbose (-v, repeatable)
  * @output: -o FILE, or the second operand of --in-out; NULL for none
  * @in_out: --in-out: the operands are INPUT OUTPUT (faulty.lib's form)
+ * @ultra: --ultra: zstd levels above %SZIP_MAX_LEVEL_NO_ULTRA as -N
+ * @level_digits: the level was given as -N rather than --level=N
  * @inputs: the operands that exist, when each is an input with an
  *	output named after it: no output may replace one of them
  * @nr_inputs: number of @inputs
@@ -45,6 +47,8 @@ struct szip_opts {
 	int verbose;
 	const char *output;
 	bool in_out;
+	bool ultra;
+	bool level_digits;
 	const struct szip_file_id *inputs;
 	size_t nr_inputs;
 	struct pack_opts pack;
