@@ -660,6 +660,11 @@ run "$szip" -c </dev/null
 expect_rc 1; expect_err "empty"
 verdict "empty stdin: exit 1, 'empty'"
 
+fresh; mkfifo "$w/fifo"
+run timeout 20 "$szip" "$w/fifo"	# no writer: open() would wait
+expect_rc 1; expect_err "$w/fifo: not a regular file"; expect_none "$w/fifo.sz"
+verdict "szip FIFO (no -c): not a regular file, nothing written"
+
 fresh; cp "$T/f0" "$w/f"; ln -s f "$w/link"
 run "$szip" -k "$w/link"
 expect_rc 1; expect_err "symbolic link"; expect_none "$w/link.sz"

@@ -123,10 +123,26 @@ int szip_write_all(int fd, const u8 *buf, size_t len)
 	return 0;
 }
 
+/* Refuse an input by its type; -1 after a message */
+static int check_type(const struct szip_opts *o, const char *name,
+		      const struct stat *st, bool special_ok)
+{
+	if (S_ISDIR(st->st_mode)) {
+		szip_fail(name, "is a directory");
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode) && !o->force && !special_ok) {
+		szip_fail(name, "not a regular file; use -c or -f");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Open INPUT after the refusals that -f lifts.  @special_ok: the input is
  * neither removed nor named after (-c, -o, -t, -l), so a device or a FIFO
- * is read as it is.
+ * is read as it is.  The type is checked before open(), which would wait
+ * for a FIFO's writer, and again on what was opened.
  */
 static int open_input(const struct szip_opts *o, const char *name,
 		      struct stat *st, bool special_ok)
@@ -148,6 +164,12 @@ static int open_input(const struct szip_opts *o, const char *name,
 		szip_fail(name, "is a symbolic link; use -f to follow it");
 		return -1;
 	}
+	if (S_ISLNK(st->st_mode) && stat(name, st)) {
+		szip_fail(name, "%s", strerror(errno));
+		return -1;
+	}
+	if (check_type(o, name, st, special_ok))
+		return -1;
 	fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, st)) {
 		szip_fail(name, "%s", strerror(errno));
@@ -155,13 +177,7 @@ static int open_input(const struct szip_opts *o, const char *name,
 			close(fd);
 		return -1;
 	}
-	if (S_ISDIR(st->st_mode)) {
-		szip_fail(name, "is a directory");
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st->st_mode) && !o->force && !special_ok) {
-		szip_fail(name, "not a regular file; use -c or -f");
+	if (check_type(o, name, st, special_ok)) {
 		close(fd);
 		return -1;
 	}
