@@ -130,10 +130,12 @@ static_assert(sizeof(struct szip_header) == SZIP_HEADER_SIZE, "szip_header size"
  * @filter: branch-call-jump filter, one of the SZIP_FILTER_* ids
  * @checksum: per-chunk checksum of the uncompressed bytes, one of the
  *	SZIP_CSUM_* ids
- * @size: uncompressed size in bytes, at least 1
- * @total_size: bytes of szip data from offset 0; the end of the last chunk
+ * @size: uncompressed size in bytes; 0 for an empty file
+ * @total_size: bytes of szip data from offset 0; the end of the last chunk,
+ *	or of the tables in an empty file (which has no chunks)
  * @dict_size: dictionary length in bytes, at most %SZIP2_MAX_DICT_SIZE
  * @nr_chunks: number of chunks: @size divided by the chunk size, rounded up
+ *	(0 for an empty file; format 1 cannot represent one)
  * @reserved: must be zero; a reader refuses a file that sets any of it
  */
 struct szip2_header {

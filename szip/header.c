@@ -33,7 +33,7 @@ static const char *const messages[SZIP_NR_ERRORS] = {
 	[SZIP_ERR_CODEC] = "unknown codec id",
 	[SZIP_ERR_CSUM_ID] = "unknown checksum id",
 	[SZIP_ERR_RESERVED] = "reserved header bytes set (a newer format revision)",
-	[SZIP_ERR_SIZE] = "uncompressed size zero or not matching the chunk count",
+	[SZIP_ERR_SIZE] = "uncompressed size not matching the chunk count, or empty file with data",
 	[SZIP_ERR_DICT_SIZE] = "dictionary larger than 256 KiB",
 	[SZIP_ERR_NO_ZSTD] = "zstd chunks, and this build has no zstd decoder",
 	[SZIP_ERR_NO_ZSTD_DICT] = "zstd dictionary, and this kernel's zstd cannot use one",
@@ -163,9 +163,8 @@ static enum szip_ret szip_parse_v2(struct szip_info *info, const u8 *p,
 		if (p[i])
 			return SZIP_ERR_RESERVED;
 	info->chunk_size = 1U << shift;
-	if (!info->size)
-		return SZIP_ERR_SIZE;
-	nr_chunks = ((info->size - 1) >> shift) + 1;
+	/* an empty file (size 0) has no chunks */
+	nr_chunks = info->size ? ((info->size - 1) >> shift) + 1 : 0;
 	if (nr_chunks != info->nr_chunks)
 		return SZIP_ERR_SIZE;
 	if (info->dict_size > SZIP2_MAX_DICT_SIZE)
@@ -181,8 +180,12 @@ static enum szip_ret szip_parse_v2(struct szip_info *info, const u8 *p,
 		    nr_chunks * szip_csum_size(info->checksum);
 	if (table_end + nr_chunks > info->total_size)
 		return SZIP_ERR_TABLE;
+	/* the last chunk ends at totalSize; without chunks, so do the tables */
+	if (!nr_chunks && info->total_size != table_end)
+		return SZIP_ERR_SIZE;
 	info->data_offset = table_end;
-	info->last_chunk_size = (u32)(info->size - ((nr_chunks - 1) << shift));
+	info->last_chunk_size = nr_chunks ?
+		(u32)(info->size - ((nr_chunks - 1) << shift)) : 0;
 	return SZIP_OK;
 }
 

@@ -52,7 +52,8 @@ typedef __s8 s8;
  * @SZIP_ERR_CODEC: unknown codec id
  * @SZIP_ERR_CSUM_ID: unknown checksum id
  * @SZIP_ERR_RESERVED: reserved header bytes not zero
- * @SZIP_ERR_SIZE: uncompressed size zero, or not matching the chunk count
+ * @SZIP_ERR_SIZE: uncompressed size not matching the chunk count, or an
+ *	empty (v2, 0-chunk) file whose totalSize is not the end of its tables
  * @SZIP_ERR_DICT_SIZE: dictionary larger than 256 KiB
  * @SZIP_ERR_NO_ZSTD: zstd chunks, and this build has no zstd decoder
  * @SZIP_ERR_NO_ZSTD_DICT: zstd chunks with a dictionary, and this build's
@@ -106,8 +107,8 @@ enum szip_ret {
  *	otherwise equal to @data_offset)
  * @data_offset: first byte after the tables
  * @chunk_size: uncompressed bytes per chunk
- * @last_chunk_size: uncompressed bytes in the last chunk
- * @nr_chunks: number of chunks
+ * @last_chunk_size: uncompressed bytes in the last chunk (0 without chunks)
+ * @nr_chunks: number of chunks (0 only for an empty v2 file)
  * @dict_offset: file offset of the dictionary (the header's size)
  * @dict_size: dictionary length
  * @version: 1 (faulty.lib's format) or 2

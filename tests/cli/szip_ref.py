@@ -216,7 +216,8 @@ class Header2:
         if any(buf[32:64]):
             raise SzipError("reserved bytes set")
         cs = self.chunk_size = 1 << shift
-        if self.size < 1 or self.nchunks != (self.size + cs - 1) // cs:
+        # size 0: an empty file, no chunks
+        if self.nchunks != (self.size + cs - 1) // cs:
             raise SzipError("size %d and nChunks %d disagree"
                             % (self.size, self.nchunks))
         if self.dict_size > 262144:
@@ -228,13 +229,17 @@ class Header2:
         self.data_offset = csum_offset + width * self.nchunks
         if self.data_offset > self.total_size:
             raise SzipError("header + dictionary + tables exceed totalSize")
+        if not self.nchunks and self.total_size != self.data_offset:
+            raise SzipError("empty file with %d bytes after its tables"
+                            % (self.total_size - self.data_offset))
         self.dictionary = bytes(buf[HEADER2_SIZE:self.table_offset])
         self.offsets = [struct.unpack_from("<Q", buf, self.table_offset + 8 * i)[0]
                         for i in range(self.nchunks)]
         fmt = "<Q" if width == 8 else "<I"
         self.csums = [struct.unpack_from(fmt, buf, csum_offset + width * i)[0]
                       for i in range(self.nchunks)] if width else None
-        self.last_chunk_size = self.size - (self.nchunks - 1) * cs
+        self.last_chunk_size = (self.size - (self.nchunks - 1) * cs
+                                if self.nchunks else 0)
 
     extent = Header.extent
     ulen = Header.ulen
@@ -465,7 +470,7 @@ def check_layout(buf):
     hdr = parse_header(buf)
     problems = []
     if hdr.version == 2:
-        if hdr.offsets[0] != hdr.data_offset:
+        if hdr.nchunks and hdr.offsets[0] != hdr.data_offset:
             problems.append("entry[0] = %d, expected %d"
                             % (hdr.offsets[0], hdr.data_offset))
         for i in range(hdr.nchunks):

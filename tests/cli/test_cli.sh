@@ -651,14 +651,46 @@ run "$szip" -k "$w/f2.sz"
 expect_rc 1; expect_err "already"; expect_same_dir "$w" "$before"
 verdict "compressing a format 2 szip file (SeZ2): exit 1"
 
+# an empty input: format 2 (a header, no chunks); format 1 cannot hold it
 fresh; : >"$w/e"
 run "$szip" "$w/e"
-expect_rc 1; expect_err "empty"; expect_file "$w/e"; expect_none "$w/e.sz"
-verdict "empty input file: exit 1, 'empty'"
+expect_rc 0; expect_none "$w/e"; expect_file "$w/e.sz"
+run "$szip" -l "$w/e.sz"
+read -r l_tot l_size _ l_nc _ < <(sed -n 2p "$T/out")
+[[ "${l_tot:-} ${l_size:-} ${l_nc:-}" == "64 0 0" ]] ||
+	why+=("-l: compressed ${l_tot:-?}, uncompressed ${l_size:-?}, chunks ${l_nc:-?}; expected 64 0 0")
+run "$szip" -t "$w/e.sz"
+expect_rc 0
+run "$szip" -d "$w/e.sz"
+expect_rc 0; expect_none "$w/e.sz"; expect_file "$w/e"
+[[ -f $w/e && ! -s $w/e ]] || why+=("e is not an empty file")
+verdict "empty file: e -> e.sz (format 2, 64 bytes, no chunks) -> e"
 
-run "$szip" -c </dev/null
-expect_rc 1; expect_err "empty"
-verdict "empty stdin: exit 1, 'empty'"
+fresh
+last="printf '' | szip > s.sz"
+printf '' | "$szip" >"$w/s.sz" 2>"$T/err"
+rc=$?
+expect_rc 0
+run "$szip" -d <"$w/s.sz"
+expect_rc 0
+[[ -s $T/out ]] && why+=("szip -d < s.sz wrote $(stat -c %s "$T/out") bytes")
+run "$szip" -c /dev/null
+expect_rc 0
+cp "$T/out" "$w/null.sz"
+"$py" -B "$here/szip_ref.py" "$w/null.sz" >"$T/out" 2>"$T/err" ||
+	why+=("szip_ref.py refuses it: $(cat "$T/err")")
+[[ -s $T/out ]] && why+=("szip_ref.py decodes it to $(stat -c %s "$T/out") bytes")
+verdict "empty stdin and szip -c /dev/null: format 2, decoded by szip_ref.py"
+
+run "$szip" -c --format=1 /dev/null
+expect_rc 1; expect_err "/dev/null: empty: format 1 cannot represent"
+verdict "--format=1 on an empty input: exit 1, says format 1 cannot hold it"
+
+fresh; : >"$w/e"
+run "$szip" --chunk-size=12288 "$w/e"
+expect_rc 1; expect_err "$w/e: empty"; expect_file "$w/e"; expect_none "$w/e.sz"
+verdict "empty input, chunk size only format 1 has: exit 1, e kept"
+
 
 fresh; mkfifo "$w/fifo"
 run timeout 20 "$szip" "$w/fifo"	# no writer: open() would wait

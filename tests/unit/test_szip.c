@@ -92,7 +92,7 @@ static enum szip_ret decode_all(const u8 *buf, size_t len, u8 **out,
 	if (ret)
 		return ret;
 	d = malloc(szip_decoder_size());
-	*out = malloc(f.info.size);
+	*out = malloc(f.info.size ? f.info.size : 1);
 	if (!d || !*out || szip_decoder_init(d)) {
 		free(d);
 		return SZIP_ERR_INTERNAL;
@@ -663,7 +663,7 @@ static void test_v2_round_trips(void)
 	for (codec = SZIP_CODEC_DEFLATE; codec < SZIP_NR_CODECS; codec++) {
 		for (ci = 0; ci < 3; ci++) {
 			u32 c = chunks[ci];
-			const size_t sizes[] = { 1, c - 1, c, c + 1, 3 * c + 77 };
+			const size_t sizes[] = { 0, 1, c - 1, c, c + 1, 3 * c + 77 };
 
 			for (di = 0; di < 3; di++) {
 				csum = (int)((ci + di) % SZIP_NR_CSUMS);
@@ -780,6 +780,67 @@ static void test_v2_zstd_frames(void)
 	free(res.data);
 }
 
+/* An empty input: format 2 holds it as a header alone, format 1 cannot */
+static void test_v2_empty(void)
+{
+	struct {
+		const char *name;
+		int off, width;		/* field to set; width 0: special */
+		u64 value;
+		enum szip_ret ret;
+	} cases[] = {
+		{ "as written", 0, 0, 0, SZIP_OK },
+		{ "chunk count 1", 28, 4, 1, SZIP_ERR_SIZE },
+		{ "size 1", 8, 8, 1, SZIP_ERR_SIZE },
+		{ "a byte after the tables, inside totalSize", 16, 8, 65, SZIP_ERR_SIZE },
+		{ "totalSize 63", 16, 8, 63, SZIP_ERR_TABLE },
+		{ "bytes after totalSize (accepted)", -1, 0, 0, SZIP_OK },
+	};
+	u8 in[1] = { 0 }, b[SZIP2_HEADER_SIZE + 16], *out;
+	struct pack_result res;
+	struct szip_file f;
+	size_t i, blen, out_len;
+	char err[256];
+	struct pack_opts o = v2_opts(SZIP_CODEC_ZSTD, 4096, PACK_DICT_AUTO,
+				     SZIP_CSUM_CRC32C, PACK_FILTER_AUTO);
+
+	o.format = 1;
+	o.codec = SZIP_CODEC_DEFLATE;
+	o.checksum = SZIP_CSUM_NONE;
+	result(szip_pack(in, 0, &o, &res, err, sizeof(err)) == -EINVAL,
+	       "format 1: empty input refused (%s)", err);
+	o = v2_opts(SZIP_CODEC_ZSTD, 4096, PACK_DICT_AUTO, SZIP_CSUM_CRC32C,
+		    PACK_FILTER_AUTO);
+	if (szip_pack(in, 0, &o, &res, err, sizeof(err)) ||
+	    szip_open_buffer(&f, res.data, res.len, NULL)) {
+		result(false, "v2: cannot pack or open an empty input");
+		return;
+	}
+	result(res.len == SZIP2_HEADER_SIZE && f.info.size == 0 &&
+	       f.info.nr_chunks == 0 && f.info.total_size == res.len &&
+	       f.info.last_chunk_size == 0 && f.info.dict_size == 0,
+	       "v2 empty input: a 64-byte header, no chunks, no dictionary");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum szip_ret ret;
+
+		memcpy(b, res.data, res.len);
+		memset(b + res.len, 0x5A, sizeof(b) - res.len);
+		blen = res.len;
+		if (cases[i].width == 4)
+			put_le32(b + cases[i].off, (u32)cases[i].value);
+		else if (cases[i].width == 8)
+			put_le64(b + cases[i].off, cases[i].value);
+		if (cases[i].value == 65 || cases[i].off == -1)
+			blen += cases[i].off == -1 ? 16 : 1;
+		ret = decode_all(b, blen, &out, &out_len, NULL);
+		result(ret == cases[i].ret && (ret || out_len == 0),
+		       "v2 empty file: %s -> %s (expected %s)", cases[i].name,
+		       szip_strerror(ret), szip_strerror(cases[i].ret));
+		free(out);
+	}
+	free(res.data);
+}
+
 /* Every v2 header check and table check, from one valid file */
 static void test_v2_malformed(void)
 {
@@ -891,6 +952,7 @@ int main(int argc, char **argv)
 	test_round_trips();
 	test_checksum_values();
 	test_v2_malformed();
+	test_v2_empty();
 	test_v2_zstd_frames();
 	test_v2_round_trips();
 	test_system_libraries();

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * szip -z (the default): encode INPUT with pack.c, decode the result again
- * and compare it with INPUT, and only then write OUTPUT.
+ * and compare it with INPUT, and only then write OUTPUT.  An empty INPUT
+ * is written in format 2, the one that can represent it, unless --format=1
+ * was asked for.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,31 @@ static int produce_buffer(int fd, void *ctx)
 	return szip_write_all(fd, b->data, b->len);
 }
 
+/*
+ * Format 1 has at least one chunk: an empty input takes format 2 when the
+ * format was chosen rather than asked for.  Returns -1 after a message.
+ */
+static int empty_input_format(const struct szip_opts *o, const char *in,
+			      struct pack_opts *pack)
+{
+	char err[256];
+
+	if (pack->format >= 2)
+		return 0;
+	if (o->format_given) {
+		szip_fail(in, "empty: format 1 cannot represent an empty file; use --format=2");
+		return -1;
+	}
+	pack->format = 2;
+	if (pack_check_opts(pack, err, sizeof(err))) {
+		szip_fail(in,
+			  "empty: format 1 cannot represent an empty file, nor format 2 these options: %s",
+			  err);
+		return -1;
+	}
+	return 0;
+}
+
 /**
  * szip_cmd_compress() - szip -z: encode INPUT into OUTPUT
  * @o: the command line
@@ -70,6 +97,8 @@ int szip_cmd_compress(const struct szip_opts *o, const char *in,
 		szip_fail(in, "already an szip file; use -f to compress it again");
 		goto out;
 	}
+	if (!j.len && empty_input_format(o, in, &pack))
+		goto out;
 	pack.progress = o->verbose > 0 && isatty(STDERR_FILENO) &&
 			j.len > (8 << 20) ? progress : NULL;
 	pack.progress_arg = (void *)in;
@@ -94,7 +123,7 @@ int szip_cmd_compress(const struct szip_opts *o, const char *in,
 	if (o->verbose > 0)
 		fprintf(stderr,
 			"szip: %s: %zu -> %zu bytes (%.1f%%), %u chunks of %u, filter %s, dictionary %u\n",
-			in, j.len, res.len, 100.0 * res.len / j.len,
+			in, j.len, res.len, j.len ? 100.0 * res.len / j.len : 0.0,
 			info.nr_chunks, info.chunk_size,
 			szip_filter_name(res.filter), res.dict_size);
 	ret = 0;

@@ -24,6 +24,8 @@ static void list_details(const struct szip_info *info, const u8 *buf,
 		hi = c > hi ? c : hi;
 		stored += info->version >= 2 && c == szip_chunk_ulen(info, i);
 	}
+	if (!info->nr_chunks)	/* an empty v2 file */
+		lo = 0;
 	printf("    format v%u; last chunk %u bytes; compressed chunks %u..%u bytes (%u stored); data at %llu; %llu trailing bytes\n",
 	       info->version, info->last_chunk_size, lo, hi, stored,
 	       (unsigned long long)info->data_offset,

@@ -331,6 +331,7 @@ static int parse_options(struct szip_opts *o, int argc, char **argv)
 				return -1;
 			if (c == OPT_LEVEL || c == OPT_DIGITS)
 				o->level_digits = c == OPT_DIGITS;
+			o->format_given |= c == OPT_FORMAT;
 		}
 	}
 	pack_set_defaults(&o->pack);

@@ -659,8 +659,9 @@ static void put_header(const struct encoder *e, size_t len,
 static int check_input(const struct pack_opts *o, size_t len, char *err,
 		       size_t err_len)
 {
-	if (!len) {
-		set_err(err, err_len, "empty input cannot be represented in szip");
+	if (!len && o->format < 2) {
+		set_err(err, err_len,
+			"empty: format 1 cannot represent an empty file (format 2 can)");
 		return -EINVAL;
 	}
 	if (len / o->chunk_size >= 0xFFFFFFFFULL) {
@@ -673,7 +674,7 @@ static int check_input(const struct pack_opts *o, size_t len, char *err,
 /**
  * szip_pack() - encode a buffer as an szip file
  * @in: input bytes
- * @len: input length, at least 1
+ * @len: input length; 0 only in format 2 (a header and no chunks)
  * @opts: encoding options
  * @res: on success, the encoded file (caller frees @res->data)
  * @err: receives a message on failure
@@ -702,7 +703,14 @@ int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 		set_err(err, err_len, "out of memory");
 		goto out;
 	}
-	ret = choose_variant(e, in, len, opts, dict_buf);
+	if (len) {
+		ret = choose_variant(e, in, len, opts, dict_buf);
+	} else {
+		/* nothing to measure or build a dictionary from */
+		ret = use_dict(e, dict_buf, 0);
+		e->filter = opts->filter == PACK_FILTER_AUTO ? SZIP_FILTER_NONE :
+							       opts->filter;
+	}
 	if (ret) {
 		set_err(err, err_len, "out of memory");
 		goto out;

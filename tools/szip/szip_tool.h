@@ -34,6 +34,7 @@ struct szip_file_id {
  * @in_out: --in-out: the operands are INPUT OUTPUT (faulty.lib's form)
  * @ultra: --ultra: zstd levels above %SZIP_MAX_LEVEL_NO_ULTRA as -N
  * @level_digits: the level was given as -N rather than --level=N
+ * @format_given: --format was given (else pack.format was chosen)
  * @inputs: the operands that exist, when each is an input with an
  *	output named after it: no output may replace one of them
  * @nr_inputs: number of @inputs
@@ -49,6 +50,7 @@ struct szip_opts {
 	bool in_out;
 	bool ultra;
 	bool level_digits;
+	bool format_given;
 	const struct szip_file_id *inputs;
 	size_t nr_inputs;
 	struct pack_opts pack;
