@@ -883,12 +883,45 @@ for i in 1 2 3; do
 done
 run "$szip" -l "$w/f1.sz" "$w/f2.sz" "$w/f3.sz"
 expect_rc 0
-[[ $(wc -l <"$T/out") == 4 ]] || why+=("$(wc -l <"$T/out") lines, expected 4")
+[[ $(wc -l <"$T/out") == 5 ]] || why+=("$(wc -l <"$T/out") lines, expected 5")
 head -n 1 "$T/out" | grep -q 'chunks.*name' || why+=("no header line")
 for i in 1 2 3; do
 	sed -n "$((i + 1))p" "$T/out" | grep -q "f$i.sz\$" || why+=("line $((i + 1)) is not f$i.sz")
 done
-verdict "-l on 3 files: header line + one line per file"
+want=$(sed -n 2,4p "$T/out" | awk '{ c += $1; u += $2; n += $4 }
+	END { printf "%d %d %.3f %d", c, u, u / c, n }')
+got=$(sed -n 5p "$T/out" | awk '$NF == "(totals)" { print $1, $2, $3, $4 }')
+[[ $got == "$want" ]] || why+=("totals line '$(sed -n 5p "$T/out")', expected $want ... (totals)")
+verdict "-l on 3 files: header line, one line per file, a totals line"
+
+run "$szip" -l "$w/f1.sz"
+[[ $(wc -l <"$T/out") == 2 ]] || why+=("$(wc -l <"$T/out") lines, expected 2 (no totals for one file)")
+verdict "-l on 1 file: no totals line"
+
+head -c 5000 "$w/f2.sz" >"$w/cut.sz"
+run "$szip" -l "$w/f1.sz" "$w/cut.sz"
+expect_rc 1; expect_err "$w/cut.sz: file shorter"; expect_err "truncated"
+read -r l_tot l_size _ < <(grep "cut.sz\$" "$T/out")
+[[ "${l_tot:-} ${l_size:-}" == "$(stat -c %s "$w/f2.sz") 40000" ]] ||
+	why+=("no line for cut.sz with the header's sizes: $(grep "cut.sz" "$T/out")")
+grep -q "(totals)\$" "$T/out" || why+=("no totals line")
+verdict "-l on a truncated file: listed from its header, exit 1, named"
+
+"$szip" -q -c --codec=lz4 "$T/f0" >"$w/lz.sz"
+run "$szip" -l -vv "$w/lz.sz"
+expect_rc 0
+nc=$(sed -n 2p "$T/out" | awk '{ print $4 }')
+[[ $(grep -c '^    chunk [0-9]*: offset' "$T/out") == "${nc:-x}" ]] ||
+	why+=("$(grep -c '^    chunk' "$T/out") chunk lines, expected ${nc:-?}")
+run "$szip" -l -v "$w/lz.sz"
+grep -q '^    chunk [0-9]' "$T/out" && why+=("-v (once) lists chunks")
+verdict "-l -vv: a line per chunk (-v: none)"
+
+run "$szip" -t -vv "$w/f1.sz"
+expect_rc 0; expect_err "$w/f1.sz: OK"; expect_err "MB/s"
+run "$szip" -t -v "$w/f1.sz"
+grep -q "MB/s" "$T/err" && why+=("-v (once) reports the speed")
+verdict "-t -vv: adds the time and speed (-v: not)"
 
 cp "$T/f0" "$w/bad.sz"
 run "$szip" -v -t "$w/f1.sz" "$w/bad.sz" "$w/f3.sz"

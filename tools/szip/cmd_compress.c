@@ -84,6 +84,7 @@ int szip_cmd_compress(const struct szip_opts *o, const char *in,
 {
 	struct pack_opts pack = o->pack;
 	struct pack_result res = { 0 };
+	double start = szip_now();
 	struct compare_ctx cmp;
 	struct szip_info info;
 	struct szip_job j;
@@ -126,6 +127,7 @@ int szip_cmd_compress(const struct szip_opts *o, const char *in,
 			in, j.len, res.len, j.len ? 100.0 * res.len / j.len : 0.0,
 			info.nr_chunks, info.chunk_size,
 			szip_filter_name(res.filter), res.dict_size);
+	szip_report_time(o, in, start, j.len);
 	ret = 0;
 out:
 	free(res.data);

@@ -130,6 +130,7 @@ static int produce_decoded(int fd, void *ctx)
 int szip_cmd_decompress(const struct szip_opts *o, const char *in,
 			const char *out)
 {
+	double start = szip_now();
 	struct decode_ctx ctx;
 	struct szip_info info;
 	struct szip_job j;
@@ -148,6 +149,7 @@ int szip_cmd_decompress(const struct szip_opts *o, const char *in,
 	if (o->verbose > 0)
 		fprintf(stderr, "szip: %s: %zu -> %llu bytes\n", in, j.len,
 			(unsigned long long)info.size);
+	szip_report_time(o, in, start, info.size);
 	ret = 0;
 out:
 	free(j.buf);
@@ -164,6 +166,7 @@ out:
  */
 int szip_cmd_test(const struct szip_opts *o, const char *in, const char *out)
 {
+	double start = szip_now();
 	struct szip_info info;
 	struct stat st;
 	size_t len;
@@ -177,6 +180,8 @@ int szip_cmd_test(const struct szip_opts *o, const char *in, const char *out)
 	if (!ret && o->verbose > 0)
 		fprintf(stderr, "szip: %s: OK (%u chunks, %llu bytes)\n", in,
 			info.nr_chunks, (unsigned long long)info.size);
+	if (!ret)
+		szip_report_time(o, in, start, info.size);
 	free(buf);
 	return ret;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * szip -l: one line of header fields, sizes and ratio per file, under a
- * column header printed once; -v adds the chunk size spread and layout.
+ * column header printed once, and a totals line after two or more files;
+ * -v adds the chunk size spread and layout, -vv a line per chunk.  A
+ * truncated file is listed from its header, then reported as an error.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,8 +11,60 @@
 
 #include "szip_tool.h"
 
-/* -v: the format version, compressed chunk sizes, where the data starts */
-static void list_details(const struct szip_info *info, const u8 *buf,
+#define ROW_FORMAT	"%12llu %14llu %7.3f %8llu %6s %6s %6s %5s %7s %6s  %s\n"
+
+/* What the lines printed so far add up to, for szip_list_totals() */
+static struct {
+	unsigned int files;
+	u64 compressed;
+	u64 size;
+	u64 chunks;
+} totals;
+
+static double ratio(u64 size, u64 compressed)
+{
+	return compressed ? (double)size / compressed : 0.0;
+}
+
+static void print_header(void)
+{
+	static bool done;
+
+	if (!done)
+		printf("%12s %14s %7s %8s %6s %6s %6s %5s %7s %6s  %s\n",
+		       "compressed", "uncompressed", "ratio", "chunks", "chunk",
+		       "dict", "filter", "wbits", "codec", "csum", "name");
+	done = true;
+}
+
+/* One file's line, from its header; counted in the totals */
+static void print_row(const struct szip_info *info, const char *name)
+{
+	char wbits[8], chunk[16], dict[16];
+
+	snprintf(wbits, sizeof(wbits), "%d", info->window_bits);
+	snprintf(chunk, sizeof(chunk), "%u", info->chunk_size);
+	snprintf(dict, sizeof(dict), "%u", info->dict_size);
+	print_header();
+	printf(ROW_FORMAT, (unsigned long long)info->total_size,
+	       (unsigned long long)info->size,
+	       ratio(info->size, info->total_size),
+	       (unsigned long long)info->nr_chunks, chunk, dict,
+	       szip_filter_name(info->filter),
+	       info->version >= 2 ? "-" : wbits, szip_codec_name(info->codec),
+	       szip_csum_name(info->checksum), name);
+	totals.files++;
+	totals.compressed += info->total_size;
+	totals.size += info->size;
+	totals.chunks += info->nr_chunks;
+}
+
+/*
+ * -v: the format version, compressed chunk sizes, where the data starts;
+ * -vv: each chunk's offset and sizes.
+ */
+static void list_details(const struct szip_opts *o,
+			 const struct szip_info *info, const u8 *buf,
 			 size_t len)
 {
 	struct szip_file f = { .info = *info };
@@ -30,6 +84,32 @@ static void list_details(const struct szip_info *info, const u8 *buf,
 	       info->version, info->last_chunk_size, lo, hi, stored,
 	       (unsigned long long)info->data_offset,
 	       (unsigned long long)(len - info->total_size));
+	for (i = 0; o->verbose > 1 && i < info->nr_chunks; i++) {
+		u32 c = szip_chunk_clen(&f, i), u = szip_chunk_ulen(info, i);
+
+		printf("    chunk %u: offset %llu, %u -> %u bytes%s\n", i,
+		       (unsigned long long)szip_chunk_offset(&f, i), c, u,
+		       info->version >= 2 && c == u ? " (stored)" : "");
+	}
+}
+
+/*
+ * A file shorter than its header says: the header alone is listed (with
+ * the sizes it claims), then the truncation is reported.  Returns false if
+ * @buf is not such a file (or not even a valid header).
+ */
+static bool list_truncated(const char *name, const u8 *buf, size_t len)
+{
+	struct szip_info info;
+
+	if (szip_parse_header(&info, buf, len, len) != SZIP_ERR_TRUNCATED ||
+	    szip_parse_header(&info, buf, len, UINT64_MAX))
+		return false;
+	print_row(&info, name);
+	fflush(stdout);
+	szip_fail(name, "%s: %zu of %llu bytes", szip_strerror(SZIP_ERR_TRUNCATED),
+		  len, (unsigned long long)info.total_size);
+	return true;
 }
 
 /**
@@ -40,42 +120,43 @@ static void list_details(const struct szip_info *info, const u8 *buf,
  *
  * The column header comes before the first file that can be listed.
  *
- * Return: 0, or -1 after a message naming the file.
+ * Return: 0, or -1 after a message naming the file (a truncated file is
+ * listed first).
  */
 int szip_cmd_list(const struct szip_opts *o, const char *in, const char *out)
 {
-	static bool header_done;
 	struct szip_info info;
-	char wbits[8];
 	struct stat st;
 	size_t len;
+	int ret = -1;
 	u8 *buf;
 
 	(void)out;
 	if (szip_load_input(o, in, &buf, &len, &st))
 		return -1;
-	if (szip_decode_buffer(in, buf, len, &info, NULL, NULL)) {
-		free(buf);
-		return -1;
+	if (!list_truncated(in, buf, len) &&
+	    !szip_decode_buffer(in, buf, len, &info, NULL, NULL)) {
+		print_row(&info, in);
+		if (o->verbose > 0)
+			list_details(o, &info, buf, len);
+		ret = 0;
 	}
-	if (!header_done)
-		printf("%12s %14s %7s %8s %6s %6s %6s %5s %7s %6s  %s\n",
-		       "compressed", "uncompressed", "ratio", "chunks", "chunk",
-		       "dict", "filter", "wbits", "codec", "csum", "name");
-	header_done = true;
-	if (info.version >= 2)
-		snprintf(wbits, sizeof(wbits), "-");
-	else
-		snprintf(wbits, sizeof(wbits), "%d", info.window_bits);
-	printf("%12llu %14llu %7.3f %8u %6u %6u %6s %5s %7s %6s  %s\n",
-	       (unsigned long long)info.total_size,
-	       (unsigned long long)info.size,
-	       (double)info.size / info.total_size, info.nr_chunks,
-	       info.chunk_size, info.dict_size, szip_filter_name(info.filter),
-	       wbits, szip_codec_name(info.codec), szip_csum_name(info.checksum),
-	       in);
-	if (o->verbose > 0)
-		list_details(&info, buf, len);
 	free(buf);
-	return 0;
+	return ret;
+}
+
+/**
+ * szip_list_totals() - after szip -l: a totals line for two or more files
+ * @o: the command line
+ */
+void szip_list_totals(const struct szip_opts *o)
+{
+	(void)o;
+	if (totals.files < 2)
+		return;
+	printf(ROW_FORMAT, (unsigned long long)totals.compressed,
+	       (unsigned long long)totals.size,
+	       ratio(totals.size, totals.compressed),
+	       (unsigned long long)totals.chunks, "-", "-", "-", "-", "-", "-",
+	       "(totals)");
 }

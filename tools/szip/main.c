@@ -26,12 +26,13 @@
 
 static const struct command {
 	szip_cmd_fn run;
+	void (*end)(const struct szip_opts *o);	/* after the last file */
 	bool writes;		/* has an output: -o, --in-out, -c apply */
 } commands[] = {
-	[MODE_COMPRESS] = { szip_cmd_compress, true },
-	[MODE_DECOMPRESS] = { szip_cmd_decompress, true },
-	[MODE_TEST] = { szip_cmd_test, false },
-	[MODE_LIST] = { szip_cmd_list, false },
+	[MODE_COMPRESS] = { szip_cmd_compress, NULL, true },
+	[MODE_DECOMPRESS] = { szip_cmd_decompress, NULL, true },
+	[MODE_TEST] = { szip_cmd_test, NULL, false },
+	[MODE_LIST] = { szip_cmd_list, szip_list_totals, false },
 };
 
 static void usage(FILE *f)
@@ -55,7 +56,8 @@ static void usage(FILE *f)
 "  -f, --force           overwrite outputs; accept symlinks, hard-linked\n"
 "                        or already compressed inputs, and terminals\n"
 "  -q, --quiet           no warnings\n"
-"  -v, --verbose         sizes, choices made, progress (repeatable)\n"
+"  -v, --verbose         sizes, choices made, progress; -vv also the time\n"
+"                        and speed, and with -l a line per chunk\n"
 "  -N, --level=N         compression level, all digits of -N (-19 is 19):\n"
 "                        deflate 1..9 (default 9), zstd 1..22 (default 19;\n"
 "                        -20 and up with --ultra), lz4 1 fast, 2..12\n"
@@ -455,6 +457,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < (nargs ? nargs : 1); i++)
 		ret |= commands[o.mode].run(&o, files[i], o.output);
+	if (commands[o.mode].end)
+		commands[o.mode].end(&o);
 	free(ids);
 	return ret ? EXIT_ERROR : 0;
 }

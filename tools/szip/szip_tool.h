@@ -29,7 +29,7 @@ struct szip_file_id {
  * @to_stdout: -c
  * @keep: -k
  * @force: -f
- * @verbose: -1 quiet (-q), 0 normal, 1 and up verbose (-v, repeatable)
+ * @verbose: -1 quiet (-q), 0 normal, 1 verbose (-v), 2 and up: -vv
  * @output: -o FILE, or the second operand of --in-out; NULL for none
  * @in_out: --in-out: the operands are INPUT OUTPUT (faulty.lib's form)
  * @ultra: --ultra: zstd levels above %SZIP_MAX_LEVEL_NO_ULTRA as -N
@@ -78,6 +78,7 @@ int szip_cmd_test(const struct szip_opts *o, const char *in, const char *out);
 
 /* cmd_list.c */
 int szip_cmd_list(const struct szip_opts *o, const char *in, const char *out);
+void szip_list_totals(const struct szip_opts *o);
 
 /* utils.c */
 
@@ -107,6 +108,9 @@ typedef int (*szip_producer_fn)(int fd, void *ctx);
 void szip_fail(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void szip_catch_signals(void);
+double szip_now(void);
+void szip_report_time(const struct szip_opts *o, const char *name,
+		      double start, u64 bytes);
 int szip_write_all(int fd, const u8 *buf, size_t len);
 int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
 		    size_t *len, struct stat *st);

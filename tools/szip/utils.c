@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "szip_tool.h"
@@ -39,6 +40,37 @@ void szip_fail(const char *name, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/**
+ * szip_now() - a monotonic clock in seconds, for -vv's timings
+ *
+ * Return: seconds since an arbitrary start.
+ */
+double szip_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/**
+ * szip_report_time() - -vv: "szip: NAME: S s, R MB/s"
+ * @o: the command line (nothing is printed below -vv)
+ * @name: the file
+ * @start: szip_now() when the file was begun
+ * @bytes: uncompressed bytes handled, for the rate
+ */
+void szip_report_time(const struct szip_opts *o, const char *name,
+		      double start, u64 bytes)
+{
+	double s = szip_now() - start;
+
+	if (o->verbose < 2)
+		return;
+	fprintf(stderr, "szip: %s: %.3f s, %.1f MB/s uncompressed\n", name, s,
+		s > 0 ? (double)bytes / s / 1e6 : 0.0);
 }
 
 static void on_signal(int sig)
