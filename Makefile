@@ -53,7 +53,7 @@ CFLAGS	?= -O2 -g
 USER_CFLAGS := -std=gnu11 $(WARN) $(INCS) $(CFLAGS)
 SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 	   -fno-omit-frame-pointer
-LIBS	:= -ldeflate -lz -lzstd -llz4 -lxxhash
+LIBS	:= -ldeflate -lz -lzstd -llz4 -lxxhash -pthread
 
 SZIP_SRCS := szip/header.c szip/decode.c szip/bcj.c
 TOOL_SRCS := tools/szip/main.c tools/szip/cmd_compress.c \

@@ -786,6 +786,8 @@ done 3<<'EOF'
 -19 f
 --codec=lz4 -13 f
 -0 f
+-T 257 f
+-T x f
 -o out f a
 -c -o out f
 -c f f
@@ -836,6 +838,21 @@ run "$szip" --bogus "$T/f0"
 [[ $(head -n 1 "$T/err") == "szip: unrecognized option '--bogus'" ]] ||
 	why+=("first line '$(head -n 1 "$T/err")', expected szip: unrecognized option '--bogus'")
 verdict "option errors begin with 'szip:', not the program's path"
+
+# -T N: the same bytes as one thread, for any N
+last="szip -c -T1 / -T2 / -T0 / --threads=5 f (several option sets)"
+for t_opts in "" "--filter=auto --dict" "--codec=zstd --checksum=xxh64 --chunk-size=4K" \
+	"--codec=lz4 --dict=4096"; do
+	read -r -a t_argv <<<"$t_opts"
+	t1=$("$szip" -q -c "${t_argv[@]}" -T1 "$T/in/mixed" | sha)
+	[[ $t1 == "$("$szip" -q -c "${t_argv[@]}" "$T/in/mixed" | sha)" ]] ||
+		why+=("${t_opts:-defaults}: -T1 differs from no -T")
+	for t in -T2 -T0 --threads=5; do
+		[[ $("$szip" -q -c "${t_argv[@]}" "$t" "$T/in/mixed" | sha) == "$t1" ]] ||
+			why+=("${t_opts:-defaults}: $t differs from -T1")
+	done
+done
+verdict "-T2, -T0, --threads=5: the same output as -T1 (4 option sets)"
 
 # ext4dec-compress passes -N on whole (its dry run needs no module)
 fresh; cp "$T/f0" "$w/f"

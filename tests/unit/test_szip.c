@@ -780,6 +780,44 @@ static void test_v2_zstd_frames(void)
 	free(res.data);
 }
 
+/* Threads change how fast, never what: the same bytes for 1, 2 and 5 */
+static void test_threads(void)
+{
+	static const int threads[] = { 2, 5 };
+	size_t len = 700000, t;
+	u8 *data = malloc(len);
+	int codec;
+
+	fill_code(data, len);
+	for (codec = SZIP_CODEC_DEFLATE; codec < SZIP_NR_CODECS; codec++) {
+		struct pack_opts o = v2_opts(codec, 4096, PACK_DICT_AUTO,
+					     SZIP_CSUM_XXH64, PACK_FILTER_AUTO);
+		struct pack_result one, many;
+		char err[256];
+		bool same;
+
+		if (codec == SZIP_CODEC_DEFLATE) {	/* format 1 too */
+			o.format = 1;
+			o.checksum = SZIP_CSUM_NONE;
+		}
+		if (szip_pack(data, len, &o, &one, err, sizeof(err))) {
+			result(false, "threads: %s: %s", codec_names[codec], err);
+			continue;
+		}
+		for (t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+			o.threads = threads[t];
+			same = !szip_pack(data, len, &o, &many, err, sizeof(err)) &&
+			       many.len == one.len &&
+			       !memcmp(many.data, one.data, one.len);
+			result(same, "%s, %d threads: the same %zu bytes as 1 thread",
+			       codec_names[codec], threads[t], one.len);
+			free(many.data);
+		}
+		free(one.data);
+	}
+	free(data);
+}
+
 /* An empty input: format 2 holds it as a header alone, format 1 cannot */
 static void test_v2_empty(void)
 {
@@ -953,6 +991,7 @@ int main(int argc, char **argv)
 	test_checksum_values();
 	test_v2_malformed();
 	test_v2_empty();
+	test_threads();
 	test_v2_zstd_frames();
 	test_v2_round_trips();
 	test_system_libraries();

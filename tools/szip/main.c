@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "szip_tool.h"
 
@@ -74,6 +75,8 @@ static void usage(FILE *f)
 "      --codec=C         deflate (default), zstd or lz4 (format 2)\n"
 "      --checksum=C      none (default), xxh64 or crc32c per chunk, checked\n"
 "                        after decompression (format 2)\n"
+"  -T, --threads=N       compress with N threads (0: one per CPU; default\n"
+"                        1); the output is the same for any N\n"
 "      --format=N        1: faulty.lib's szip (the default unless another\n"
 "                        option needs format 2); 2: this project's v2\n"
 "  -h, --help            this help\n"
@@ -108,7 +111,7 @@ enum {
 };
 
 /* The short options; digits reach getopt as OPT_DIGITS ("\001:") */
-static const char short_options[] = "zdtlco:kfqvhV\001:";
+static const char short_options[] = "zdtlco:kfqvhVT:\001:";
 
 static const struct option long_options[] = {
 	{ "compress", no_argument, NULL, 'z' },
@@ -134,6 +137,7 @@ static const struct option long_options[] = {
 	{ "codec", required_argument, NULL, OPT_CODEC },
 	{ "checksum", required_argument, NULL, OPT_CHECKSUM },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "threads", required_argument, NULL, 'T' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -182,6 +186,17 @@ static int parse_pack_option(int c, const char *arg, struct pack_opts *p)
 		if (!szip_filter_by_name(arg, &p->filter))
 			return invalid("filter", arg,
 				       ": none, x86, arm, thumb or auto");
+		return 0;
+	case 'T':
+		if (parse_uint(arg, SZIP_MAX_THREADS, &v))
+			return invalid("number of threads", arg, ": 0..256");
+		if (!v) {	/* 0: as many as CPUs online */
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+			v = cpus < 1 ? 1 : cpus > SZIP_MAX_THREADS ?
+			    SZIP_MAX_THREADS : (unsigned long)cpus;
+		}
+		p->threads = (int)v;
 		return 0;
 	case OPT_LEVEL:
 	case OPT_DIGITS:

@@ -17,6 +17,9 @@
 /* --level takes 1..this before the codec is known */
 #define SZIP_MAX_LEVEL_ARG	99
 
+/* -T takes 0..this (0: one thread per CPU online) */
+#define SZIP_MAX_THREADS	256
+
 /* zstd's highest level without --ultra (its command line's own limit) */
 #define SZIP_MAX_LEVEL_NO_ULTRA	19
 
@@ -29,6 +32,7 @@
 	.level = 0,		/* the codec's, by pack_set_defaults() */ \
 	.filter = SZIP_FILTER_NONE,					\
 	.dict_size = 0,							\
+	.threads = 1,							\
 }
 
 const char *szip_codec_name(int codec);

@@ -19,9 +19,14 @@
  *
  * "auto" filter and dictionary choices are made on a sample of chunks
  * spread over the input, so that they cost a fraction of a full pass.
+ *
+ * With threads (-T), batches of chunks are compressed in parallel, each
+ * thread with an encoder of its own, and appended in order: every chunk
+ * is compressed alone, so the file is the same for any number of threads.
  */
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +45,7 @@
 #define OUT_CAP		(MAX_CHUNK * 2)
 #define DICT_BUF	SZIP2_MAX_DICT_SIZE
 #define ZSTD_AUTO_DICT	(64 * 1024)	/* the size --dict=auto trains */
+#define BATCH_CHUNKS	16		/* chunks per thread and batch */
 
 struct encoder {
 	int format;
@@ -563,60 +569,185 @@ static size_t tables_end(const struct encoder *e, u32 n, int checksum,
 	return *csums + (size_t)n * szip_csum_size((u8)checksum);
 }
 
-/* Compress every chunk after the header, dictionary and tables. */
-static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
-		       const struct pack_opts *o, struct pack_result *res,
-		       size_t *cap, char *err, size_t err_len)
-{
-	u32 n = nr_chunks_of(len, o->chunk_size);
-	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
-	size_t table, csums, pos = tables_end(e, n, csum, &table, &csums);
-	u8 out[OUT_CAP];
-	u32 i;
+/*
+ * A batch of consecutive chunks compressed by one or more threads, each
+ * with an encoder of its own, into a buffer per chunk.  Which thread
+ * takes a chunk varies from run to run; what a chunk compresses to does
+ * not (each is compressed alone), so the output is the same for any
+ * number of threads.
+ */
+struct batch {
+	const u8 *in;
+	size_t len;
+	u32 chunk_size;
+	u32 first;		/* the batch's first chunk */
+	u32 count;		/* its number of chunks */
+	u32 next;		/* the next one to take (atomic), from 0 */
+	u8 *out;		/* OUT_CAP bytes per chunk */
+	size_t *clen;		/* compressed length per chunk, 0: failed */
+};
 
-	if (grow(&res->data, cap, pos)) {
+struct worker {
+	struct batch *b;
+	struct encoder *e;
+	pthread_t thread;
+	bool started;
+};
+
+/* Take chunks of @b until none is left */
+static void *compress_batch(void *arg)
+{
+	struct worker *w = arg;
+	struct batch *b = w->b;
+	u32 k;
+
+	while ((k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->count) {
+		u32 i = b->first + k;
+
+		b->clen[k] = encode_chunk(w->e, b->in + (size_t)i * b->chunk_size,
+					  chunk_len(b->len, b->chunk_size, i),
+					  i * b->chunk_size,
+					  b->out + (size_t)k * OUT_CAP);
+	}
+	return NULL;
+}
+
+/*
+ * Compress the chunks of @b with @nr workers, the caller being the first;
+ * a thread that cannot be started leaves its share to the others.
+ */
+static void run_batch(struct batch *b, struct worker *w, int nr)
+{
+	int t;
+
+	b->next = 0;
+	for (t = 0; t < nr; t++)
+		w[t].b = b;
+	for (t = 1; t < nr; t++)
+		w[t].started = !pthread_create(&w[t].thread, NULL,
+					       compress_batch, &w[t]);
+	compress_batch(&w[0]);
+	for (t = 1; t < nr; t++)
+		if (w[t].started)
+			pthread_join(w[t].thread, NULL);
+}
+
+/* Workers for @nr threads, each encoder set up as @e (its own is @e) */
+static struct worker *workers_new(struct encoder *e, int nr,
+				  const struct pack_opts *o, const u8 *dict_buf)
+{
+	struct worker *w = calloc(nr, sizeof(*w));
+	int t;
+
+	if (!w)
+		return NULL;
+	w[0].e = e;
+	for (t = 1; t < nr; t++) {
+		w[t].e = encoder_new(o);
+		if (!w[t].e || use_dict(w[t].e, dict_buf, e->dict_size))
+			break;
+		w[t].e->filter = e->filter;
+	}
+	if (t == nr)
+		return w;
+	while (t > 0)
+		encoder_free(w[t--].e);
+	free(w);
+	return NULL;
+}
+
+static void workers_free(struct worker *w, int nr)
+{
+	int t;
+
+	for (t = 1; w && t < nr; t++)
+		encoder_free(w[t].e);
+	free(w);
+}
+
+/* Append chunk @i (@c bytes at @out) at *@pos, with its table entries */
+static int put_chunk(const struct encoder *e, const struct pack_opts *o,
+		     const u8 *in, size_t len, u32 i, const u8 *out, size_t c,
+		     struct pack_result *res, size_t *cap, size_t *pos,
+		     char *err, size_t err_len)
+{
+	u32 n = nr_chunks_of(len, o->chunk_size), ulen = chunk_len(len, o->chunk_size, i);
+	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
+	const u8 *src = in + (size_t)i * o->chunk_size;
+	size_t table, csums;
+
+	tables_end(e, n, csum, &table, &csums);
+	if (!c) {
+		set_err(err, err_len, "compression failed on chunk %u", i);
+		return -EIO;
+	}
+	if (e->format < 2 && *pos > SZIP_MAX_TOTAL_SIZE - c) {
+		set_err(err, err_len,
+			"compressed data exceeds format 1's 4 GiB limit (32-bit offsets); use format 2");
+		return -EFBIG;
+	}
+	if (grow(&res->data, cap, *pos + c)) {
 		set_err(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++) {
-		const u8 *src = in + (size_t)i * o->chunk_size;
-		u32 ulen = chunk_len(len, o->chunk_size, i);
-		size_t c = encode_chunk(e, src, ulen, i * o->chunk_size, out);
+	if (e->format < 2) {
+		put_le(res->data + table + (size_t)i * SZIP_OFFSET_SIZE, *pos, 4);
+	} else {
+		put_le(res->data + table + (size_t)i * SZIP2_OFFSET_SIZE, *pos, 8);
+		if (csum == SZIP_CSUM_XXH64)
+			put_le(res->data + csums + (size_t)i * 8,
+			       szip_csum(csum, src, ulen), 8);
+		else if (csum == SZIP_CSUM_CRC32C)
+			put_le(res->data + csums + (size_t)i * 4,
+			       szip_csum(csum, src, ulen), 4);
+	}
+	memcpy(res->data + *pos, out, c);
+	*pos += c;
+	if (o->progress && (i % 256 == 255 || i + 1 == n))
+		o->progress(o->progress_arg, (u64)i * o->chunk_size + ulen, len);
+	return 0;
+}
 
-		if (!c) {
-			set_err(err, err_len, "compression failed on chunk %u", i);
-			return -EIO;
-		}
-		if (e->format < 2 && pos > SZIP_MAX_TOTAL_SIZE - c) {
-			set_err(err, err_len,
-				"compressed data exceeds format 1's 4 GiB limit (32-bit offsets); use format 2");
-			return -EFBIG;
-		}
-		if (grow(&res->data, cap, pos + c)) {
-			set_err(err, err_len, "out of memory");
-			return -ENOMEM;
-		}
-		if (e->format < 2) {
-			put_le(res->data + table + (size_t)i * SZIP_OFFSET_SIZE,
-			       pos, 4);
-		} else {
-			put_le(res->data + table + (size_t)i * SZIP2_OFFSET_SIZE,
-			       pos, 8);
-			if (csum == SZIP_CSUM_XXH64)
-				put_le(res->data + csums + (size_t)i * 8,
-				       szip_csum(csum, src, ulen), 8);
-			else if (csum == SZIP_CSUM_CRC32C)
-				put_le(res->data + csums + (size_t)i * 4,
-				       szip_csum(csum, src, ulen), 4);
-		}
-		memcpy(res->data + pos, out, c);
-		pos += c;
-		if (o->progress && (i % 256 == 255 || i + 1 == n))
-			o->progress(o->progress_arg,
-				    (u64)i * o->chunk_size + ulen, len);
+/*
+ * Compress every chunk after the header, dictionary and tables, a batch
+ * of BATCH_CHUNKS per thread at a time, and append them in order.
+ */
+static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
+		       const struct pack_opts *o, const u8 *dict_buf,
+		       struct pack_result *res, size_t *cap, char *err,
+		       size_t err_len)
+{
+	u32 n = nr_chunks_of(len, o->chunk_size), k;
+	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
+	int nr = o->threads > 1 && n > 1 ? o->threads : 1;
+	size_t table, csums, pos = tables_end(e, n, csum, &table, &csums);
+	struct batch b = { .in = in, .len = len, .chunk_size = o->chunk_size };
+	u32 per = (u32)nr * BATCH_CHUNKS;
+	struct worker *w = NULL;
+	int ret = -ENOMEM;
+
+	b.out = malloc((size_t)per * OUT_CAP);
+	b.clen = calloc(per, sizeof(*b.clen));
+	w = b.out && b.clen ? workers_new(e, nr, o, dict_buf) : NULL;
+	if (!w || grow(&res->data, cap, pos)) {
+		set_err(err, err_len, "out of memory");
+		goto out;
+	}
+	ret = 0;
+	for (b.first = 0; !ret && b.first < n; b.first += b.count) {
+		b.count = n - b.first < per ? n - b.first : per;
+		run_batch(&b, w, nr);
+		for (k = 0; !ret && k < b.count; k++)
+			ret = put_chunk(e, o, in, len, b.first + k,
+					b.out + (size_t)k * OUT_CAP, b.clen[k],
+					res, cap, &pos, err, err_len);
 	}
 	res->len = pos;
-	return 0;
+out:
+	workers_free(w, nr);
+	free(b.out);
+	free(b.clen);
+	return ret;
 }
 
 static void put_header(const struct encoder *e, size_t len,
@@ -715,7 +846,7 @@ int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 		set_err(err, err_len, "out of memory");
 		goto out;
 	}
-	ret = pack_chunks(e, in, len, opts, res, &cap, err, err_len);
+	ret = pack_chunks(e, in, len, opts, dict_buf, res, &cap, err, err_len);
 	if (ret)
 		goto out;
 	put_header(e, len, opts, res);

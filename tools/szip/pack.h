@@ -24,6 +24,8 @@
  * @filter: SZIP_FILTER_* or %PACK_FILTER_AUTO
  * @dict_size: dictionary bytes (0 none, up to pack_max_dict()) or
  *	%PACK_DICT_AUTO
+ * @threads: threads compressing chunks (0 or 1: the caller alone); the
+ *	output is the same for any number
  * @progress: called now and then with the bytes done so far (may be NULL)
  * @progress_arg: passed to @progress
  */
@@ -35,6 +37,7 @@ struct pack_opts {
 	int level;
 	int filter;
 	int dict_size;
+	int threads;
 	void (*progress)(void *arg, u64 done, u64 total);
 	void *progress_arg;
 };
