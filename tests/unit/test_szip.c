@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "szip_env.h"
 #include "szip.h"
@@ -818,6 +819,39 @@ static void test_threads(void)
 	free(data);
 }
 
+/* szip_pack_fd() writes, chunk by chunk, the bytes szip_pack() returns */
+static void test_pack_fd(void)
+{
+	size_t len = 300000;
+	u8 *data = malloc(len), *back = malloc(len);
+	int codec;
+
+	fill_code(data, len);
+	for (codec = SZIP_CODEC_DEFLATE; codec < SZIP_NR_CODECS; codec++) {
+		struct pack_opts o = v2_opts(codec, 8192, PACK_DICT_AUTO,
+					     SZIP_CSUM_CRC32C, PACK_FILTER_AUTO);
+		struct pack_result mem, file;
+		FILE *f = tmpfile();
+		char err[256];
+		bool same;
+
+		o.threads = 3;
+		same = f && !szip_pack(data, len, &o, &mem, err, sizeof(err)) &&
+		       !szip_pack_fd(data, len, &o, fileno(f), &file, err,
+				     sizeof(err)) &&
+		       !file.data && file.len == mem.len &&
+		       pread(fileno(f), back, mem.len, 0) == (ssize_t)mem.len &&
+		       !memcmp(back, mem.data, mem.len);
+		result(same, "%s: szip_pack_fd() writes what szip_pack() returns (%zu bytes)",
+		       codec_names[codec], mem.len);
+		if (f)
+			fclose(f);
+		free(mem.data);
+	}
+	free(back);
+	free(data);
+}
+
 /* An empty input: format 2 holds it as a header alone, format 1 cannot */
 static void test_v2_empty(void)
 {
@@ -992,6 +1026,7 @@ int main(int argc, char **argv)
 	test_v2_malformed();
 	test_v2_empty();
 	test_threads();
+	test_pack_fd();
 	test_v2_zstd_frames();
 	test_v2_round_trips();
 	test_system_libraries();

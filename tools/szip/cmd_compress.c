@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * szip -z (the default): encode INPUT with pack.c, decode the result again
- * and compare it with INPUT, and only then write OUTPUT.  An empty INPUT
- * is written in format 2, the one that can represent it, unless --format=1
- * was asked for.
+ * and compare it with INPUT, and only then put OUTPUT in place (stdout:
+ * write it).  A file output is written chunk by chunk and read back, so
+ * that memory does not grow with the input (which utils.c maps).  An
+ * empty INPUT is written in format 2, the one that can represent it,
+ * unless --format=1 was asked for.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "szip_tool.h"
@@ -34,16 +38,74 @@ static int compare_sink(void *ctx, const u8 *data, size_t len, u64 pos)
 	return 0;
 }
 
-struct buf_ctx {
-	const u8 *data;
-	size_t len;
+/* One input being packed, for the producers below */
+struct pack_ctx {
+	const char *name;
+	const struct szip_input *src;
+	const struct pack_opts *pack;
+	struct pack_result res;
+	struct szip_info info;
 };
 
-static int produce_buffer(int fd, void *ctx)
+/* Decode what was made (@len bytes at @buf) and compare with the input */
+static int verify(struct pack_ctx *c, const u8 *buf, size_t len)
 {
-	struct buf_ctx *b = ctx;
+	struct compare_ctx cmp = { .orig = c->src->buf, .len = c->src->len };
 
-	return szip_write_all(fd, b->data, b->len);
+	if (szip_decode_buffer(c->name, buf, len, &c->info, compare_sink,
+			       &cmp) ||
+	    c->info.size != c->src->len) {
+		szip_fail(c->name, "internal error: output does not decode to the input");
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+/*
+ * To stdout, which cannot be rewound to write the tables: the file is
+ * made in memory and checked before any of it is written.
+ */
+static int produce_in_memory(int fd, void *ctx)
+{
+	struct pack_ctx *c = ctx;
+	char err[256];
+	int ret;
+
+	if (szip_pack(c->src->buf, c->src->len, c->pack, &c->res, err,
+		      sizeof(err))) {
+		szip_fail(c->name, "%s", err);
+		return -ECANCELED;
+	}
+	ret = verify(c, c->res.data, c->res.len);
+	return ret ? ret : szip_write_all(fd, c->res.data, c->res.len);
+}
+
+/*
+ * To the temporary file of the output: chunks are written as they are
+ * made, so memory does not grow with the input; the file is then read
+ * back through a mapping and checked before utils.c renames it into place.
+ */
+static int produce_to_file(int fd, void *ctx)
+{
+	struct pack_ctx *c = ctx;
+	char err[256];
+	void *map;
+	int ret;
+
+	if (szip_pack_fd(c->src->buf, c->src->len, c->pack, fd, &c->res, err,
+			 sizeof(err))) {
+		szip_fail(c->name, "%s", err);
+		return -ECANCELED;
+	}
+	map = mmap(NULL, c->res.len, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		szip_fail(c->name, "cannot read the output back to check it: %s",
+			  strerror(errno));
+		return -ECANCELED;
+	}
+	ret = verify(c, map, c->res.len);
+	munmap(map, c->res.len);
+	return ret;
 }
 
 /*
@@ -83,54 +145,37 @@ int szip_cmd_compress(const struct szip_opts *o, const char *in,
 		      const char *out)
 {
 	struct pack_opts pack = o->pack;
-	struct pack_result res = { 0 };
 	double start = szip_now();
-	struct compare_ctx cmp;
-	struct szip_info info;
+	struct pack_ctx c = { .name = in, .pack = &pack };
 	struct szip_job j;
-	struct buf_ctx b;
-	char err[256];
 	int ret = -1;
 
 	if (szip_job_start(o, &j, in, out))
 		return -1;
-	if (szip_format_of(j.buf, j.len) && !o->force) {
+	c.src = &j.src;
+	if (szip_format_of(j.src.buf, j.src.len) && !o->force) {
 		szip_fail(in, "already an szip file; use -f to compress it again");
 		goto out;
 	}
-	if (!j.len && empty_input_format(o, in, &pack))
+	if (!j.src.len && empty_input_format(o, in, &pack))
 		goto out;
 	pack.progress = o->verbose > 0 && isatty(STDERR_FILENO) &&
-			j.len > (8 << 20) ? progress : NULL;
+			j.src.len > (8 << 20) ? progress : NULL;
 	pack.progress_arg = (void *)in;
-	if (szip_pack(j.buf, j.len, &pack, &res, err, sizeof(err))) {
-		szip_fail(in, "%s", err);
-		goto out;
-	}
-
-	/* decode what we made and compare before anything is written */
-	cmp.orig = j.buf;
-	cmp.len = j.len;
-	if (szip_decode_buffer(in, res.data, res.len, &info, compare_sink,
-			       &cmp) ||
-	    info.size != j.len) {
-		szip_fail(in, "internal error: output does not decode to the input");
-		goto out;
-	}
-	b.data = res.data;
-	b.len = res.len;
-	if (szip_job_finish(&j, produce_buffer, &b))
+	if (szip_job_finish(&j, j.to_stdout ? produce_in_memory :
+			    produce_to_file, &c))
 		goto out;
 	if (o->verbose > 0)
 		fprintf(stderr,
 			"szip: %s: %zu -> %zu bytes (%.1f%%), %u chunks of %u, filter %s, dictionary %u\n",
-			in, j.len, res.len, j.len ? 100.0 * res.len / j.len : 0.0,
-			info.nr_chunks, info.chunk_size,
-			szip_filter_name(res.filter), res.dict_size);
-	szip_report_time(o, in, start, j.len);
+			in, j.src.len, c.res.len,
+			j.src.len ? 100.0 * c.res.len / j.src.len : 0.0,
+			c.info.nr_chunks, c.info.chunk_size,
+			szip_filter_name(c.res.filter), c.res.dict_size);
+	szip_report_time(o, in, start, j.src.len);
 	ret = 0;
 out:
-	free(res.data);
-	free(j.buf);
+	free(c.res.data);
+	szip_input_free(&j.src);
 	return ret;
 }

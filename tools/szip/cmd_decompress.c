@@ -139,20 +139,20 @@ int szip_cmd_decompress(const struct szip_opts *o, const char *in,
 	if (szip_job_start(o, &j, in, out))
 		return -1;
 	/* header and table first: refuse before creating anything */
-	if (szip_decode_buffer(in, j.buf, j.len, &info, NULL, NULL))
+	if (szip_decode_buffer(in, j.src.buf, j.src.len, &info, NULL, NULL))
 		goto out;
 	ctx.name = in;
-	ctx.buf = j.buf;
-	ctx.len = j.len;
+	ctx.buf = j.src.buf;
+	ctx.len = j.src.len;
 	if (szip_job_finish(&j, produce_decoded, &ctx))
 		goto out;
 	if (o->verbose > 0)
-		fprintf(stderr, "szip: %s: %zu -> %llu bytes\n", in, j.len,
+		fprintf(stderr, "szip: %s: %zu -> %llu bytes\n", in, j.src.len,
 			(unsigned long long)info.size);
 	szip_report_time(o, in, start, info.size);
 	ret = 0;
 out:
-	free(j.buf);
+	szip_input_free(&j.src);
 	return ret;
 }
 
@@ -167,21 +167,21 @@ out:
 int szip_cmd_test(const struct szip_opts *o, const char *in, const char *out)
 {
 	double start = szip_now();
+	struct szip_input src;
 	struct szip_info info;
 	struct stat st;
-	size_t len;
-	u8 *buf;
 	int ret;
 
 	(void)out;
-	if (szip_load_input(o, in, &buf, &len, &st))
+	if (szip_load_input(o, in, &src, &st))
 		return -1;
-	ret = szip_decode_buffer(in, buf, len, &info, discard_sink, NULL);
+	ret = szip_decode_buffer(in, src.buf, src.len, &info, discard_sink,
+				 NULL);
 	if (!ret && o->verbose > 0)
 		fprintf(stderr, "szip: %s: OK (%u chunks, %llu bytes)\n", in,
 			info.nr_chunks, (unsigned long long)info.size);
 	if (!ret)
 		szip_report_time(o, in, start, info.size);
-	free(buf);
+	szip_input_free(&src);
 	return ret;
 }

@@ -125,23 +125,22 @@ static bool list_truncated(const char *name, const u8 *buf, size_t len)
  */
 int szip_cmd_list(const struct szip_opts *o, const char *in, const char *out)
 {
+	struct szip_input src;
 	struct szip_info info;
 	struct stat st;
-	size_t len;
 	int ret = -1;
-	u8 *buf;
 
 	(void)out;
-	if (szip_load_input(o, in, &buf, &len, &st))
+	if (szip_load_input(o, in, &src, &st))
 		return -1;
-	if (!list_truncated(in, buf, len) &&
-	    !szip_decode_buffer(in, buf, len, &info, NULL, NULL)) {
+	if (!list_truncated(in, src.buf, src.len) &&
+	    !szip_decode_buffer(in, src.buf, src.len, &info, NULL, NULL)) {
 		print_row(&info, in);
 		if (o->verbose > 0)
-			list_details(o, &info, buf, len);
+			list_details(o, &info, src.buf, src.len);
 		ret = 0;
 	}
-	free(buf);
+	szip_input_free(&src);
 	return ret;
 }
 

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <libdeflate.h>
 #include <lz4hc.h>
@@ -298,72 +300,94 @@ static u64 hash_word(u64 w)
 }
 
 /* Open-addressing table of 8-byte words; count 0 marks an empty slot. */
-static struct word_count *count_words(const u8 *buf, size_t len,
-				      u32 chunk_size, size_t *nr)
+struct word_table {
+	struct word_count *t;
+	size_t cap;
+	size_t used;
+};
+
+/* Grow @wt to twice its size, rehashing every word */
+static int grow_words(struct word_table *wt)
 {
-	size_t cap = 1 << 16, used = 0, i, pos;
-	struct word_count *t = calloc(cap, sizeof(*t));
+	struct word_count *n = calloc(wt->cap * 2, sizeof(*n));
+	size_t i, h, mask = wt->cap * 2 - 1;
 
-	for (pos = 0; t && pos + DICT_WORD <= len; pos += DICT_WORD) {
-		u64 w;
-		size_t h;
-
-		memcpy(&w, buf + pos, DICT_WORD);
-		h = hash_word(w) & (cap - 1);
-		while (t[h].count && t[h].word != w)
-			h = (h + 1) & (cap - 1);
-		if (!t[h].count) {
-			t[h].word = w;
-			t[h].last_chunk = UINT32_MAX;
-			used++;
-		}
-		t[h].count++;
-		if (t[h].last_chunk != pos / chunk_size) {
-			t[h].last_chunk = (u32)(pos / chunk_size);
-			t[h].chunks++;
-		}
-		if (used * 2 <= cap)
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < wt->cap; i++) {
+		if (!wt->t[i].count)
 			continue;
-
-		/* grow: rehash into a table twice the size */
-		struct word_count *n = calloc(cap * 2, sizeof(*n));
-
-		for (i = 0; n && i < cap; i++) {
-			if (!t[i].count)
-				continue;
-			h = hash_word(t[i].word) & (cap * 2 - 1);
-			while (n[h].count)
-				h = (h + 1) & (cap * 2 - 1);
-			n[h] = t[i];
-		}
-		free(t);
-		t = n;
-		cap *= 2;
+		h = hash_word(wt->t[i].word) & mask;
+		while (n[h].count)
+			h = (h + 1) & mask;
+		n[h] = wt->t[i];
 	}
-	if (!t)
-		return NULL;
-	/* compact and sort, most frequent first */
-	for (i = 0, used = 0; i < cap; i++)
-		if (t[i].count)
-			t[used++] = t[i];
-	qsort(t, used, sizeof(*t), by_count);
-	*nr = used;
-	return t;
+	free(wt->t);
+	wt->t = n;
+	wt->cap *= 2;
+	return 0;
 }
 
-/* The filtered input, as the chunks' compressor sees it */
-static u8 *filtered_copy(const u8 *in, size_t len, u32 chunk_size, int filter)
+/* Count word @w, seen in chunk @chunk */
+static int add_word(struct word_table *wt, u64 w, u32 chunk)
 {
-	u8 *filtered = malloc(len ? len : 1);
-	u32 c;
+	size_t h = hash_word(w) & (wt->cap - 1);
 
-	if (!filtered)
+	while (wt->t[h].count && wt->t[h].word != w)
+		h = (h + 1) & (wt->cap - 1);
+	if (!wt->t[h].count) {
+		wt->t[h].word = w;
+		wt->t[h].last_chunk = UINT32_MAX;
+		wt->used++;
+	}
+	wt->t[h].count++;
+	if (wt->t[h].last_chunk != chunk) {
+		wt->t[h].last_chunk = chunk;
+		wt->t[h].chunks++;
+	}
+	return wt->used * 2 <= wt->cap ? 0 : grow_words(wt);
+}
+
+/*
+ * The 8-byte words at 8-byte-aligned positions of the input as filtered
+ * by @filter, chunk by chunk (chunk sizes are multiples of 8, so no word
+ * straddles two): no copy of the whole input is made.
+ */
+static struct word_count *count_words(const u8 *in, size_t len,
+				      u32 chunk_size, int filter, size_t *nr)
+{
+	struct word_table wt = { .cap = 1 << 16 };
+	u8 *chunk = malloc(chunk_size);
+	u32 c, n = nr_chunks_of(len, chunk_size);
+	size_t i, pos;
+
+	wt.t = calloc(wt.cap, sizeof(*wt.t));
+	for (c = 0; chunk && wt.t && c < n; c++) {
+		u32 l = chunk_len(len, chunk_size, c);
+
+		memcpy(chunk, in + (size_t)c * chunk_size, l);
+		szip_bcj(filter, chunk, l, c * chunk_size, true);
+		for (pos = 0; pos + DICT_WORD <= l; pos += DICT_WORD) {
+			u64 w;
+
+			memcpy(&w, chunk + pos, DICT_WORD);
+			if (add_word(&wt, w, c)) {
+				free(wt.t);
+				wt.t = NULL;
+				break;
+			}
+		}
+	}
+	free(chunk);
+	if (!wt.t)
 		return NULL;
-	memcpy(filtered, in, len);
-	for (c = 0; c < nr_chunks_of(len, chunk_size); c++)
-		szip_bcj(filter, filtered + (size_t)c * chunk_size,
-			 chunk_len(len, chunk_size, c), c * chunk_size, true);
-	return filtered;
+	/* compact and sort, most frequent first */
+	for (i = 0, wt.used = 0; i < wt.cap; i++)
+		if (wt.t[i].count)
+			wt.t[wt.used++] = wt.t[i];
+	qsort(wt.t, wt.used, sizeof(*wt.t), by_count);
+	*nr = wt.used;
+	return wt.t;
 }
 
 /*
@@ -378,14 +402,10 @@ static u8 *filtered_copy(const u8 *in, size_t len, u32 chunk_size, int filter)
 static int build_dictionary(const u8 *in, size_t len, u32 chunk_size,
 			    int filter, u8 *dict, u32 cap)
 {
-	u8 *filtered = filtered_copy(in, len, chunk_size, filter);
 	struct word_count *words;
 	size_t nr = 0, i, slots = cap / DICT_WORD;
 
-	if (!filtered)
-		return -ENOMEM;
-	words = count_words(filtered, len, chunk_size, &nr);
-	free(filtered);
+	words = count_words(in, len, chunk_size, filter, &nr);
 	if (!words)
 		return -ENOMEM;
 
@@ -407,30 +427,29 @@ static long train_zstd_dictionary(const u8 *in, size_t len, u32 chunk_size,
 				  int filter, u8 *dict, u32 size)
 {
 	u32 n = nr_chunks_of(len, chunk_size), want = size / 4, s;
-	u8 *filtered = filtered_copy(in, len, chunk_size, filter);
 	size_t *sizes, got, used = 0;
 	u8 *samples;
 
 	want = want < n ? want : n;
 	samples = malloc((size_t)want * chunk_size + 1);
 	sizes = malloc(sizeof(*sizes) * (want + 1));
-	if (!filtered || !samples || !sizes) {
-		free(filtered);
+	if (!samples || !sizes) {
 		free(samples);
 		free(sizes);
 		return -ENOMEM;
 	}
+	/* the sampled chunks, filtered as the compressor will see them */
 	for (s = 0; s < want; s++) {
 		u32 i = (u32)((u64)s * n / want);
 		u32 l = chunk_len(len, chunk_size, i);
 
-		memcpy(samples + used, filtered + (size_t)i * chunk_size, l);
+		memcpy(samples + used, in + (size_t)i * chunk_size, l);
+		szip_bcj(filter, samples + used, l, i * chunk_size, true);
 		sizes[s] = l;
 		used += l;
 	}
 	got = ZDICT_trainFromBuffer(dict + DICT_BUF - size, size, samples,
 				    sizes, want);
-	free(filtered);
 	free(samples);
 	free(sizes);
 	if (ZDICT_isError(got))
@@ -545,6 +564,69 @@ static int grow(u8 **buf, size_t *cap, size_t need)
 	*buf = p;
 	*cap = n;
 	return 0;
+}
+
+/*
+ * Where the file goes: built whole in memory (@fd -1), or written to @fd
+ * as it is made, only the header, dictionary and tables (@meta_len bytes,
+ * written last at offset 0) held in memory, so that the memory taken does
+ * not grow with the input.
+ */
+struct sink {
+	int fd;
+	u8 *data;		/* the file, or (@fd >= 0) its first @meta_len bytes */
+	size_t cap;
+	size_t meta_len;
+	size_t pos;		/* where the next chunk goes */
+};
+
+static int sink_start(struct sink *s, size_t meta_len)
+{
+	s->meta_len = meta_len;
+	s->pos = meta_len;
+	if (s->fd < 0)
+		return grow(&s->data, &s->cap, meta_len);
+	s->data = calloc(1, meta_len);
+	return s->data ? 0 : -ENOMEM;
+}
+
+static int pwrite_all(int fd, const u8 *p, size_t len, size_t pos)
+{
+	while (len) {
+		ssize_t w = pwrite(fd, p, len, (off_t)pos);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		pos += (size_t)w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Append @c bytes at @p after what the sink holds */
+static int sink_put(struct sink *s, const u8 *p, size_t c)
+{
+	int ret;
+
+	if (s->fd >= 0) {
+		ret = pwrite_all(s->fd, p, c, s->pos);
+	} else {
+		ret = grow(&s->data, &s->cap, s->pos + c);
+		if (!ret)
+			memcpy(s->data + s->pos, p, c);
+	}
+	if (!ret)
+		s->pos += c;
+	return ret;
+}
+
+/* The header, dictionary and tables are complete: write them */
+static int sink_finish(struct sink *s)
+{
+	return s->fd < 0 ? 0 : pwrite_all(s->fd, s->data, s->meta_len, 0);
 }
 
 static void put_le(u8 *p, u64 v, int bytes)
@@ -665,44 +747,44 @@ static void workers_free(struct worker *w, int nr)
 	free(w);
 }
 
-/* Append chunk @i (@c bytes at @out) at *@pos, with its table entries */
+/* Append chunk @i (@c bytes at @out) to @s, with its table entries */
 static int put_chunk(const struct encoder *e, const struct pack_opts *o,
 		     const u8 *in, size_t len, u32 i, const u8 *out, size_t c,
-		     struct pack_result *res, size_t *cap, size_t *pos,
-		     char *err, size_t err_len)
+		     struct sink *s, char *err, size_t err_len)
 {
 	u32 n = nr_chunks_of(len, o->chunk_size), ulen = chunk_len(len, o->chunk_size, i);
 	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
 	const u8 *src = in + (size_t)i * o->chunk_size;
-	size_t table, csums;
+	size_t table, csums, pos = s->pos;
+	int ret;
 
 	tables_end(e, n, csum, &table, &csums);
 	if (!c) {
 		set_err(err, err_len, "compression failed on chunk %u", i);
 		return -EIO;
 	}
-	if (e->format < 2 && *pos > SZIP_MAX_TOTAL_SIZE - c) {
+	if (e->format < 2 && pos > SZIP_MAX_TOTAL_SIZE - c) {
 		set_err(err, err_len,
 			"compressed data exceeds format 1's 4 GiB limit (32-bit offsets); use format 2");
 		return -EFBIG;
 	}
-	if (grow(&res->data, cap, *pos + c)) {
-		set_err(err, err_len, "out of memory");
-		return -ENOMEM;
+	ret = sink_put(s, out, c);
+	if (ret) {
+		set_err(err, err_len, "%s", ret == -ENOMEM ? "out of memory" :
+			strerror(-ret));
+		return ret;
 	}
 	if (e->format < 2) {
-		put_le(res->data + table + (size_t)i * SZIP_OFFSET_SIZE, *pos, 4);
+		put_le(s->data + table + (size_t)i * SZIP_OFFSET_SIZE, pos, 4);
 	} else {
-		put_le(res->data + table + (size_t)i * SZIP2_OFFSET_SIZE, *pos, 8);
+		put_le(s->data + table + (size_t)i * SZIP2_OFFSET_SIZE, pos, 8);
 		if (csum == SZIP_CSUM_XXH64)
-			put_le(res->data + csums + (size_t)i * 8,
+			put_le(s->data + csums + (size_t)i * 8,
 			       szip_csum(csum, src, ulen), 8);
 		else if (csum == SZIP_CSUM_CRC32C)
-			put_le(res->data + csums + (size_t)i * 4,
+			put_le(s->data + csums + (size_t)i * 4,
 			       szip_csum(csum, src, ulen), 4);
 	}
-	memcpy(res->data + *pos, out, c);
-	*pos += c;
 	if (o->progress && (i % 256 == 255 || i + 1 == n))
 		o->progress(o->progress_arg, (u64)i * o->chunk_size + ulen, len);
 	return 0;
@@ -714,13 +796,12 @@ static int put_chunk(const struct encoder *e, const struct pack_opts *o,
  */
 static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
 		       const struct pack_opts *o, const u8 *dict_buf,
-		       struct pack_result *res, size_t *cap, char *err,
-		       size_t err_len)
+		       struct sink *s, char *err, size_t err_len)
 {
 	u32 n = nr_chunks_of(len, o->chunk_size), k;
 	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
 	int nr = o->threads > 1 && n > 1 ? o->threads : 1;
-	size_t table, csums, pos = tables_end(e, n, csum, &table, &csums);
+	size_t table, csums, meta = tables_end(e, n, csum, &table, &csums);
 	struct batch b = { .in = in, .len = len, .chunk_size = o->chunk_size };
 	u32 per = (u32)nr * BATCH_CHUNKS;
 	struct worker *w = NULL;
@@ -729,7 +810,7 @@ static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
 	b.out = malloc((size_t)per * OUT_CAP);
 	b.clen = calloc(per, sizeof(*b.clen));
 	w = b.out && b.clen ? workers_new(e, nr, o, dict_buf) : NULL;
-	if (!w || grow(&res->data, cap, pos)) {
+	if (!w || sink_start(s, meta)) {
 		set_err(err, err_len, "out of memory");
 		goto out;
 	}
@@ -740,9 +821,8 @@ static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
 		for (k = 0; !ret && k < b.count; k++)
 			ret = put_chunk(e, o, in, len, b.first + k,
 					b.out + (size_t)k * OUT_CAP, b.clen[k],
-					res, cap, &pos, err, err_len);
+					s, err, err_len);
 	}
-	res->len = pos;
 out:
 	workers_free(w, nr);
 	free(b.out);
@@ -750,15 +830,16 @@ out:
 	return ret;
 }
 
+/* The header and dictionary, at the start of @s->data */
 static void put_header(const struct encoder *e, size_t len,
-		       const struct pack_opts *o, struct pack_result *res)
+		       const struct pack_opts *o, struct sink *s)
 {
 	u32 n = nr_chunks_of(len, o->chunk_size);
 
 	if (e->format < 2) {
 		struct szip_header h = {
 			.magic = htole32(SZIP_MAGIC),
-			.total_size = htole32(res->len),
+			.total_size = htole32(s->pos),
 			.chunk_size = htole16(o->chunk_size),
 			.dict_size = htole16(e->dict_size),
 			.nr_chunks = htole32(n),
@@ -767,8 +848,8 @@ static void put_header(const struct encoder *e, size_t len,
 			.filter = e->filter,
 		};
 
-		memcpy(res->data, &h, sizeof(h));
-		memcpy(res->data + sizeof(h), e->dict, e->dict_size);
+		memcpy(s->data, &h, sizeof(h));
+		memcpy(s->data + sizeof(h), e->dict, e->dict_size);
 	} else {
 		struct szip2_header h = {
 			.magic = htole32(SZIP2_MAGIC),
@@ -777,13 +858,13 @@ static void put_header(const struct encoder *e, size_t len,
 			.filter = e->filter,
 			.checksum = o->checksum,
 			.size = htole64(len),
-			.total_size = htole64(res->len),
+			.total_size = htole64(s->pos),
 			.dict_size = htole32(e->dict_size),
 			.nr_chunks = htole32(n),
 		};
 
-		memcpy(res->data, &h, sizeof(h));
-		memcpy(res->data + sizeof(h), e->dict, e->dict_size);
+		memcpy(s->data, &h, sizeof(h));
+		memcpy(s->data + sizeof(h), e->dict, e->dict_size);
 	}
 }
 
@@ -802,23 +883,13 @@ static int check_input(const struct pack_opts *o, size_t len, char *err,
 	return 0;
 }
 
-/**
- * szip_pack() - encode a buffer as an szip file
- * @in: input bytes
- * @len: input length; 0 only in format 2 (a header and no chunks)
- * @opts: encoding options
- * @res: on success, the encoded file (caller frees @res->data)
- * @err: receives a message on failure
- * @err_len: size of @err
- *
- * Return: 0 or a negative errno.
- */
-int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
-	      struct pack_result *res, char *err, size_t err_len)
+/* szip_pack() to memory (@fd -1), szip_pack_fd() to @fd */
+static int pack(const u8 *in, size_t len, const struct pack_opts *opts,
+		int fd, struct pack_result *res, char *err, size_t err_len)
 {
-	u8 *dict_buf = NULL;
+	struct sink s = { .fd = fd };
 	struct encoder *e = NULL;
-	size_t cap = 0;
+	u8 *dict_buf = NULL;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -846,18 +917,64 @@ int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 		set_err(err, err_len, "out of memory");
 		goto out;
 	}
-	ret = pack_chunks(e, in, len, opts, dict_buf, res, &cap, err, err_len);
+	ret = pack_chunks(e, in, len, opts, dict_buf, &s, err, err_len);
 	if (ret)
 		goto out;
-	put_header(e, len, opts, res);
+	put_header(e, len, opts, &s);
+	ret = sink_finish(&s);
+	if (ret) {
+		set_err(err, err_len, "%s", strerror(-ret));
+		goto out;
+	}
+	res->len = s.pos;
 	res->filter = e->filter;
 	res->dict_size = e->dict_size;
-out:
-	if (ret) {
-		free(res->data);
-		res->data = NULL;
+	if (fd < 0) {
+		res->data = s.data;
+		s.data = NULL;
 	}
+out:
+	free(s.data);
 	encoder_free(e);
 	free(dict_buf);
 	return ret;
+}
+
+/**
+ * szip_pack() - encode a buffer as an szip file in memory
+ * @in: input bytes
+ * @len: input length; 0 only in format 2 (a header and no chunks)
+ * @opts: encoding options
+ * @res: on success, the encoded file (caller frees @res->data)
+ * @err: receives a message on failure
+ * @err_len: size of @err
+ *
+ * Return: 0 or a negative errno.
+ */
+int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
+	      struct pack_result *res, char *err, size_t err_len)
+{
+	return pack(in, len, opts, -1, res, err, err_len);
+}
+
+/**
+ * szip_pack_fd() - encode a buffer as an szip file written to a file
+ * @in: input bytes
+ * @len: input length; 0 only in format 2 (a header and no chunks)
+ * @opts: encoding options
+ * @fd: an empty file open for writing, which pwrite() can write anywhere
+ *	in: chunks go out as they are made, the header and tables last
+ * @res: on success, what was written (@res->data stays NULL)
+ * @err: receives a message on failure
+ * @err_len: size of @err
+ *
+ * The same bytes as szip_pack(), without ever holding the chunk data: the
+ * memory taken is that of the tables, not of the file.
+ *
+ * Return: 0 or a negative errno (a failed write: its errno).
+ */
+int szip_pack_fd(const u8 *in, size_t len, const struct pack_opts *opts,
+		 int fd, struct pack_result *res, char *err, size_t err_len)
+{
+	return pack(in, len, opts, fd, res, err, err_len);
 }

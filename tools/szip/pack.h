@@ -44,7 +44,8 @@ struct pack_opts {
 
 /**
  * struct pack_result - an encoded szip file
- * @data: the file's bytes (malloc'd; free with free())
+ * @data: the file's bytes (malloc'd; free with free()); NULL when
+ *	szip_pack_fd() wrote them
  * @len: its length
  * @filter: the filter used
  * @dict_size: the dictionary size used
@@ -58,5 +59,7 @@ struct pack_result {
 
 int szip_pack(const u8 *in, size_t len, const struct pack_opts *opts,
 	      struct pack_result *res, char *err, size_t err_len);
+int szip_pack_fd(const u8 *in, size_t len, const struct pack_opts *opts,
+		 int fd, struct pack_result *res, char *err, size_t err_len);
 
 #endif /* _SZIP_PACK_H */

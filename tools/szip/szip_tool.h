@@ -83,14 +83,26 @@ void szip_list_totals(const struct szip_opts *o);
 /* utils.c */
 
 /**
+ * struct szip_input - an input's bytes, whole
+ * @buf: the bytes: a read-only mapping of a regular file (the page cache
+ *	holds them, not the heap), else read into malloc'd memory
+ * @len: their number
+ * @mapped: @buf is a mapping
+ */
+struct szip_input {
+	u8 *buf;
+	size_t len;
+	bool mapped;
+};
+
+/**
  * struct szip_job - one compression or decompression
  * @in: the input's name, "-" for stdin
  * @out: the output's name (unused with @to_stdout)
  * @to_stdout: the output goes to stdout
  * @remove_src: delete the input once the output is in place
  * @st: the input's stat
- * @buf: the input's bytes (malloc'd)
- * @len: their number
+ * @src: the input's bytes
  */
 struct szip_job {
 	const char *in;
@@ -98,8 +110,7 @@ struct szip_job {
 	bool to_stdout;
 	bool remove_src;
 	struct stat st;
-	u8 *buf;
-	size_t len;
+	struct szip_input src;
 };
 
 /* Writes an output to @fd; 0, -errno, or -ECANCELED if it said why */
@@ -112,8 +123,9 @@ double szip_now(void);
 void szip_report_time(const struct szip_opts *o, const char *name,
 		      double start, u64 bytes);
 int szip_write_all(int fd, const u8 *buf, size_t len);
-int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
-		    size_t *len, struct stat *st);
+int szip_load_input(const struct szip_opts *o, const char *name,
+		    struct szip_input *src, struct stat *st);
+void szip_input_free(struct szip_input *src);
 int szip_job_start(const struct szip_opts *o, struct szip_job *j,
 		   const char *in, const char *out);
 int szip_job_finish(struct szip_job *j, szip_producer_fn produce, void *ctx);

@@ -11,9 +11,11 @@
 #include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +92,7 @@ void szip_catch_signals(void)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, on_signal);
+	signal(SIGBUS, on_signal);	/* a mapped input truncated meanwhile */
 }
 
 static int read_all(int fd, u8 **buf, size_t *len)
@@ -216,11 +219,26 @@ static int open_input(const struct szip_opts *o, const char *name,
 	return fd;
 }
 
-/* Read the whole of @fd (then closed unless stdin); -1 after a message */
-static int read_input(const char *name, int fd, u8 **buf, size_t *len)
+/*
+ * The whole of @fd (then closed unless stdin): a named regular file of
+ * @st is mapped, so that its bytes stay in the page cache whatever its
+ * size; anything else, stdin included (read from where it stands), is
+ * read.  -1 after a message.
+ */
+static int read_input(const char *name, int fd, const struct stat *st,
+		      struct szip_input *src)
 {
-	int ret = read_all(fd, buf, len);
+	int ret = 0;
 
+	src->mapped = false;
+	if (fd != STDIN_FILENO && S_ISREG(st->st_mode) && st->st_size > 0 &&
+	    (u64)st->st_size <= SIZE_MAX) {
+		src->len = (size_t)st->st_size;
+		src->buf = mmap(NULL, src->len, PROT_READ, MAP_PRIVATE, fd, 0);
+		src->mapped = src->buf != MAP_FAILED;
+	}
+	if (!src->mapped)
+		ret = read_all(fd, &src->buf, &src->len);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (ret) {
@@ -231,25 +249,37 @@ static int read_input(const char *name, int fd, u8 **buf, size_t *len)
 }
 
 /**
- * szip_load_input() - read a whole input of -t or -l into memory
+ * szip_input_free() - release what szip_load_input() or a job holds
+ * @src: the input's bytes
+ */
+void szip_input_free(struct szip_input *src)
+{
+	if (src->mapped)
+		munmap(src->buf, src->len);
+	else
+		free(src->buf);
+	src->buf = NULL;
+}
+
+/**
+ * szip_load_input() - map or read a whole input of -t or -l
  * @o: the command line (-f lifts some refusals)
  * @name: the file, or "-" for stdin
- * @buf: receives the bytes (malloc'd)
- * @len: receives their number
+ * @src: receives the bytes (szip_input_free() them)
  * @st: receives the input's stat
  *
  * Devices and FIFOs are read too: -t and -l remove nothing.
  *
  * Return: 0, or -1 after a message naming the file.
  */
-int szip_load_input(const struct szip_opts *o, const char *name, u8 **buf,
-		    size_t *len, struct stat *st)
+int szip_load_input(const struct szip_opts *o, const char *name,
+		    struct szip_input *src, struct stat *st)
 {
 	int fd = open_input(o, name, st, true);
 
 	if (fd < 0)
 		return -1;
-	return read_input(name, fd, buf, len);
+	return read_input(name, fd, st, src);
 }
 
 /*
@@ -430,8 +460,8 @@ static int emit(const char *in, const char *out, bool to_stdout, mode_t mode,
  * The input is checked before its name is (a missing file is reported
  * as missing), and read whole after every refusal but the output's.
  *
- * Return: 0 (the caller frees @j->buf), or -1 after a message naming the
- * file.
+ * Return: 0 (the caller szip_input_free()s @j->src), or -1 after a
+ * message naming the file.
  */
 int szip_job_start(const struct szip_opts *o, struct szip_job *j,
 		   const char *in, const char *out)
@@ -452,12 +482,12 @@ int szip_job_start(const struct szip_opts *o, struct szip_job *j,
 			  compress ? "write" : "read", compress ? "to" : "from");
 		goto out_close;
 	}
-	if (read_input(in, fd, &j->buf, &j->len))
+	if (read_input(in, fd, &j->st, &j->src))
 		return -1;
 	j->remove_src = !j->to_stdout && !out && !o->keep;
 	if (!j->to_stdout &&
 	    check_output(o, in, &j->st, j->out, j->remove_src)) {
-		free(j->buf);
+		szip_input_free(&j->src);
 		return -1;
 	}
 	return 0;
