@@ -45,6 +45,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/mutex.h>
 #include <linux/pagemap.h>
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
@@ -112,6 +113,14 @@ struct ext4dec_extent {
  *				opens count themselves under it
  *				(ext4dec_open_get()).  igrab() takes the
  *				inode's i_lock under it at unload.
+ *
+ *   ext4dec_raw_reserve_lock (mutex)	raw.c's reserve of compressed
+ *				bytes: held by a read_folio() that found no
+ *				memory for them, across the reads and
+ *				inflations of its folio's chunks, with a
+ *				workspace taken under it (ext4dec_ws_get()
+ *				may wait for one; no holder of a workspace
+ *				waits for the reserve)
  *
  * Leaf locks: ext4dec_cache_lock (cache.c; an inode's @cache xa_lock
  * nests inside it), ext4dec_jobs_lock (workers.c; irq-safe: bios complete
@@ -236,6 +245,7 @@ enum ext4dec_refusal {
  * @read_errors: chunks that could not be read or decoded
  * @cache_hits: chunks inflated from compressed bytes kept by cache.c
  * @cached_bytes: compressed bytes kept by cache.c now
+ * @reserve_reads: chunks read through raw.c's reserve, for lack of memory
  * @refused: activation refusals by &enum ext4dec_refusal
  */
 struct ext4dec_stats {
@@ -246,6 +256,7 @@ struct ext4dec_stats {
 	atomic64_t read_errors;
 	atomic64_t cache_hits;
 	atomic64_t cached_bytes;
+	atomic64_t reserve_reads;
 	atomic64_t refused[EXT4DEC_NR_REFUSALS];
 };
 
@@ -571,12 +582,16 @@ void ext4dec_raw_buf_kept(const struct ext4dec_inode *ei, u32 chunk,
 			  struct ext4dec_cached *kept,
 			  struct ext4dec_raw_buf *rb);
 void ext4dec_raw_buf_free(struct ext4dec_raw_buf *rb);
+extern struct mutex ext4dec_raw_reserve_lock;
+int ext4dec_raw_read_reserve(struct ext4dec_inode *ei, u32 chunk,
+			     struct ext4dec_raw_buf *rb);
 void ext4dec_raw_start(struct ext4dec_inode *ei, struct ext4dec_raw_buf *rb,
 		       struct ext4dec_raw_read *rr);
 int ext4dec_raw_finish(struct ext4dec_raw_buf *rb,
 		       struct ext4dec_raw_read *rr);
 int ext4dec_raw_read_sync(struct ext4dec_inode *ei,
 			  struct ext4dec_raw_buf *rb);
+int ext4dec_raw_init(void);
 void ext4dec_raw_exit(void);
 
 /* workers.c */

@@ -3,11 +3,11 @@
  * ext4dec: transparent decompression of szip files on ext4.
  *
  * Module load and unload, and what every file uses: parameters, counters
- * and messages.  Load order: workspaces, workers, the cache's shrinker,
- * sysfs, then the ext4 hooks (after which inodes can become active).
- * Unload reverses it after every inode is back to its raw state (which
- * waits for the folios that readahead batches hold); open files and
- * mappings of active inodes hold module references.
+ * and messages.  Load order: raw.c's reserve, workspaces, workers, the
+ * cache's shrinker, sysfs, then the ext4 hooks (after which inodes can
+ * become active).  Unload reverses it after every inode is back to its
+ * raw state (which waits for the folios that readahead batches hold);
+ * open files and mappings of active inodes hold module references.
  */
 #include "ext4dec.h"
 
@@ -96,11 +96,14 @@ static int __init ext4dec_init(void)
 	int err;
 
 	ext4dec_policy_init();
+	err = ext4dec_raw_init();
+	if (err)
+		return err;
 	if (!ext4dec_nr_workspaces)
 		ext4dec_nr_workspaces = num_possible_cpus();
 	err = ext4dec_workspaces_init(ext4dec_nr_workspaces);
 	if (err)
-		return err;
+		goto out_raw_exit;
 	err = ext4dec_workers_init(ext4dec_workers_param < 0 ?
 				   num_online_cpus() : ext4dec_workers_param,
 				   ext4dec_workers_rt);
@@ -129,6 +132,8 @@ out_workers_exit:
 	ext4dec_workers_exit();
 out_workspaces_exit:
 	ext4dec_workspaces_exit();
+out_raw_exit:
+	ext4dec_raw_exit();
 	return err;
 }
 

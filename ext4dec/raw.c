@@ -8,6 +8,8 @@
  * last bio's completion); ext4dec_raw_read_sync() waits for one.  Big
  * buffers for readahead are kept between requests (the spare buffers
  * below); the compressed bytes kept by cache.c can stand in for a read.
+ * When no buffer can be allocated, read_folio() reads one chunk at a time
+ * into the reserve (below), so that it never fails for lack of memory.
  */
 #include "ext4dec.h"
 
@@ -151,32 +153,30 @@ static void ext4dec_raw_spare_put(void *buf)
 	mod_delayed_work(system_wq, &ext4dec_raw_spare_work, EXT4DEC_RAW_SPARE_IDLE);
 }
 
-/**
- * ext4dec_raw_exit() - free the spare readahead buffers
- *
- * At module exit, once no request can be in flight.
- */
-void ext4dec_raw_exit(void)
-{
-	cancel_delayed_work_sync(&ext4dec_raw_spare_work);
-	ext4dec_raw_spare_drain(NULL);
-}
-
-/*
- * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len).
- * If @spare and they fit, take a spare buffer, or make one to be kept
- * when they are many; a small read finding none allocates its own.
- * -ENOMEM is the caller's to report.
- */
-int ext4dec_raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
-			  bool spare, struct ext4dec_raw_buf *rb)
+/* Set @rb to the sectors that hold raw bytes [@pos, @pos + @len), no buffer yet */
+static void ext4dec_raw_buf_span(const struct ext4dec_inode *ei, loff_t pos, size_t len,
+				 struct ext4dec_raw_buf *rb)
 {
 	unsigned int lbs = bdev_logical_block_size(ei->inode->i_sb->s_bdev);
 
 	rb->pos = round_down(pos, lbs);
 	rb->len = round_up(pos + len, lbs) - rb->pos;
 	rb->buf = NULL;
+	rb->spare = false;
 	rb->kept = NULL;
+}
+
+/*
+ * Allocate @rb for the sectors that hold raw bytes [@pos, @pos + @len).
+ * If @spare and they fit, take a spare buffer, or make one to be kept
+ * when they are many; a small read finding none allocates its own.
+ * -ENOMEM is the caller's to handle: readahead leaves its folios to
+ * read_folio(), which reads through the reserve.
+ */
+int ext4dec_raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len,
+			  bool spare, struct ext4dec_raw_buf *rb)
+{
+	ext4dec_raw_buf_span(ei, pos, len, rb);
 	rb->spare = spare && rb->len <= EXT4DEC_RAW_SPARE_BYTES;
 	if (rb->spare) {
 		rb->buf = ext4dec_raw_spare_get();
@@ -189,6 +189,74 @@ int ext4dec_raw_buf_alloc(const struct ext4dec_inode *ei, loff_t pos, size_t len
 		rb->buf = kvmalloc(roundup_pow_of_two(max_t(size_t, rb->len, PAGE_SIZE)),
 				   GFP_KERNEL | __GFP_NOWARN);
 	return rb->buf ? 0 : -ENOMEM;
+}
+
+/*
+ * The reserve: a buffer for the compressed bytes of any one chunk, made
+ * at load, for read_folio() when none can be allocated.  Without it, a
+ * page fault that found no memory for them would kill its process with
+ * SIGBUS (a compressed library refaulted under memory pressure), and a
+ * read would fail with ENOMEM.  With it they get through, one chunk at a
+ * time and one reader at a time: ext4dec_raw_reserve_lock is held across
+ * the read of each chunk into the reserve and its inflation.  A chunk's
+ * sectors fit unless the device's logical blocks are larger than a page.
+ */
+#define EXT4DEC_RAW_RESERVE_BYTES	(EXT4DEC_MAX_CLEN + 2 * PAGE_SIZE)
+
+/* one user of the reserve at a time */
+DEFINE_MUTEX(ext4dec_raw_reserve_lock);
+static u8 *ext4dec_raw_reserve;
+
+/**
+ * ext4dec_raw_init() - allocate the reserve
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ext4dec_raw_init(void)
+{
+	ext4dec_raw_reserve = vmalloc(EXT4DEC_RAW_RESERVE_BYTES);
+	return ext4dec_raw_reserve ? 0 : -ENOMEM;
+}
+
+/**
+ * ext4dec_raw_exit() - free the spare readahead buffers and the reserve
+ *
+ * At module exit, once no read can be in flight.
+ */
+void ext4dec_raw_exit(void)
+{
+	cancel_delayed_work_sync(&ext4dec_raw_spare_work);
+	ext4dec_raw_spare_drain(NULL);
+	vfree(ext4dec_raw_reserve);
+	ext4dec_raw_reserve = NULL;
+}
+
+/**
+ * ext4dec_raw_read_reserve() - read a chunk's compressed bytes into the
+ *	reserve
+ * @ei: the inode's state
+ * @chunk: the chunk
+ * @rb: set to the reserve, which holds the chunk's bytes on success;
+ *	not to be freed
+ *
+ * For read_folio() when ext4dec_raw_buf_alloc() finds no memory: this
+ * allocates nothing but bios, which the block layer's mempools guarantee.
+ *
+ * Context: process, may sleep; ext4dec_raw_reserve_lock held until the
+ * bytes are inflated.
+ * Return: 0; the error of the read (the chunk is not reported); or
+ * -ENOMEM if the chunk's sectors do not fit.
+ */
+int ext4dec_raw_read_reserve(struct ext4dec_inode *ei, u32 chunk,
+			     struct ext4dec_raw_buf *rb)
+{
+	lockdep_assert_held(&ext4dec_raw_reserve_lock);
+	ext4dec_raw_buf_span(ei, szip_chunk_offset(&ei->sf, chunk),
+			     szip_chunk_clen(&ei->sf, chunk), rb);
+	if (rb->len > EXT4DEC_RAW_RESERVE_BYTES)
+		return -ENOMEM;
+	rb->buf = ext4dec_raw_reserve;
+	return ext4dec_raw_read_sync(ei, rb);
 }
 
 /* Point @rb at the kept compressed bytes of @chunk, in @kept. */

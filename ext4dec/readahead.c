@@ -10,7 +10,7 @@
  * chunk is inflated by the caller itself, and its miss may read the
  * compressed bytes of the next chunks for cache.c.  Running out of memory
  * for the compressed bytes is no chunk error: readahead leaves the folios
- * to read_folio(), which fails with ENOMEM.
+ * to read_folio(), which gets through without (aops.c).
  *
  * Context: process, called with folios locked, possibly under the mapping's
  * invalidate lock; allocations are GFP_NOFS through memalloc_nofs_save().
@@ -437,10 +437,11 @@ static void ext4dec_read_range(struct file *file, loff_t start, loff_t end, bool
  * For a page fault that missed @index: reads and inflates the chunk that
  * holds it, in the caller, so the page is uptodate on return unless the
  * chunk failed or memory ran out (either way the fault finds it and
- * read_folio() reports the error).  A chunk none of whose pages is cached
- * is read ahead whole (ext4dec_readahead()); one with some pages cached
- * (left by reclaim) through read_folio(), which fills every absent page
- * of it with one inflation.  Then, if @around, the chunks in the next
+ * read_folio() reads it again, through the reserve without memory, or
+ * reports the error).  A chunk none of whose pages is cached is read
+ * ahead whole (ext4dec_readahead()); one with some pages cached (left by
+ * reclaim) through read_folio(), which fills every absent page of it
+ * with one inflation.  Then, if @around, the chunks in the next
  * fault_around_kb are read ahead: their I/O is started and the inflate
  * workers fill them while the caller goes on with its page.
  *

@@ -15,6 +15,8 @@
  *   cache_hits           chunks inflated from compressed bytes kept by an
  *                        earlier miss (no I/O)
  *   cached_bytes         compressed bytes kept for later misses now
+ *   reserve_reads        chunks read through the reserve buffer, for
+ *                        lack of memory for their compressed bytes
  *   refusals/<reason>    activations refused, by reason
  */
 #include "ext4dec.h"
@@ -48,6 +50,7 @@ static struct counter_attr counters[] = {
 	COUNTER(read_errors, &ext4dec_stats.read_errors),
 	COUNTER(cache_hits, &ext4dec_stats.cache_hits),
 	COUNTER(cached_bytes, &ext4dec_stats.cached_bytes),
+	COUNTER(reserve_reads, &ext4dec_stats.reserve_reads),
 };
 
 static struct counter_attr refusals[EXT4DEC_NR_REFUSALS] = {
