@@ -1402,6 +1402,222 @@ TEST_F_TIMEOUT(ext4dec, memcg_limited_reader, SLOWER)
 	unlink(path("big.orig"));
 }
 
+/* ------------------------------------------------ allocation failures */
+
+#define FAILSLAB	"/sys/kernel/debug/failslab"
+
+/*
+ * failslab's settings that fail every slab allocation, sleeping ones too
+ * and without a word, of the tasks that ask for it
+ * (/proc/self/make-it-fail) and of no other: the task filter first.
+ */
+static const char *const failslab_settings[][2] = {
+	{ "task-filter", "Y" }, { "ignore-gfp-wait", "N" }, { "verbose", "0" },
+	{ "space", "0" }, { "interval", "1" }, { "times", "-1" },
+	{ "probability", "100" },
+};
+
+#define NR_FAILSLAB	ARRAY_SIZE(failslab_settings)
+
+/* Write @val to failslab's @knob.  Return: 0, or -1 after a diagnostic. */
+static int failslab_write(const char *knob, const char *val)
+{
+	int fd = open(path_in(FAILSLAB, knob), O_WRONLY);
+	ssize_t n = fd < 0 ? -1 : write(fd, val, strlen(val));
+
+	if (n != (ssize_t)strlen(val))
+		diag("%s = %s: %s", path_in(FAILSLAB, knob), val, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/*
+ * Apply failslab_settings, after saving in @saved the values they
+ * replace, for failslab_off().  Return: 0, or -1 after a diagnostic.
+ */
+static int failslab_on(char saved[NR_FAILSLAB][32])
+{
+	size_t i;
+
+	for (i = 0; i < NR_FAILSLAB; i++) {
+		int fd = open(path_in(FAILSLAB, failslab_settings[i][0]), O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, saved[i], 31);
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0) {
+			diag("%s: %s", failslab_settings[i][0], strerror(errno));
+			return -1;
+		}
+		saved[i][n] = 0;
+	}
+	for (i = 0; i < NR_FAILSLAB; i++)
+		if (failslab_write(failslab_settings[i][0], failslab_settings[i][1]))
+			return -1;
+	return 0;
+}
+
+/* Put back the values failslab_on() saved, the probability first. */
+static int failslab_off(char saved[NR_FAILSLAB][32])
+{
+	int err = 0;
+	size_t i;
+
+	for (i = NR_FAILSLAB; i-- > 0;)
+		err |= failslab_write(failslab_settings[i][0], saved[i]);
+	return err;
+}
+
+/*
+ * In a child process: touch the page at @off of the shared mapping @m of
+ * an active file, or, with @m NULL, pread() it through @fd, while every
+ * slab allocation of the child fails, as the buffer for the page's
+ * compressed bytes does (a kmalloc() for a small chunk).  The page is
+ * not in the page cache; the pages @span before and after it are, and
+ * are touched first, so that the page tables over it are there.  Exits
+ * 0 if the page reads as @want, 2 if it reads other bytes, 3 if the read
+ * failed with ENOMEM, 4 with another error, 5 if the fault injection
+ * could not be set up; a fault that fails kills it with SIGBUS.
+ */
+static void __attribute__((noreturn))
+read_without_slab(const unsigned char *m, int fd, size_t off, size_t span,
+		  const unsigned char *want)
+{
+	static unsigned char buf[4096];
+	volatile const unsigned char *v = m;
+	int mif = open("/proc/self/make-it-fail", O_WRONLY), err;
+	ssize_t n = sizeof(buf);
+
+	/* this process's own pages and page tables, before the failures */
+	memset(buf, 0, sizeof(buf));
+	if (m)
+		buf[0] = v[off - span] + v[off + span];
+	if (mif < 0 || pwrite(mif, "1", 1, 0) != 1)
+		_exit(5);
+	if (m)
+		buf[0] = v[off];
+	else
+		n = pread(fd, buf, sizeof(buf), off);
+	err = errno;
+	if (pwrite(mif, "0", 1, 0) != 1)
+		_exit(5);
+	if (n != (ssize_t)sizeof(buf))
+		_exit(n < 0 && err == ENOMEM ? 3 : 4);
+	_exit(memcmp(m ? m + off : buf, want, sizeof(buf)) ? 2 : 0);
+}
+
+/*
+ * The page at @off of @name, dropped from the page cache with the
+ * @span bytes around it that make a chunk (or a folio), read by a child
+ * without slab allocations (read_without_slab()), mapped and with
+ * pread(), each after the other dropped it again.  Return: the number of
+ * reads that went wrong, each with a diagnostic.
+ */
+static int reads_without_slab(const char *name, const unsigned char *orig, size_t off,
+			      size_t span)
+{
+	static const char *const how[] = { "page fault", "pread" };
+	/* read_without_slab()'s exit statuses */
+	static const char *const why[] = {
+		"", "", "wrong bytes", "ENOMEM", "an error", "no make-it-fail",
+	};
+	int fd = open(name, O_RDONLY | O_NOATIME), bad = 0, i, st;
+	size_t start = off / span * span;
+	unsigned char *m;
+	pid_t pid;
+
+	if (fd < 0) {
+		diag("%s: open: %s", name, strerror(errno));
+		return 1;
+	}
+	m = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED || !fd_reads(fd, orig, DATA_SIZE)) {
+		diag("%s: cannot map or read it", name);
+		close(fd);
+		return 1;
+	}
+	for (i = 0; i < 2; i++) {
+		posix_fadvise(fd, start, span, POSIX_FADV_DONTNEED);
+		if (resident_pages(m + start, span)) {
+			diag("%s: bytes %zu to %zu stay cached", name, start, start + span);
+			bad++;
+			continue;
+		}
+		pid = fork();
+		if (!pid)
+			read_without_slab(i ? NULL : m, fd, off, span, orig + off);
+		if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+			diag("%s: fork: %s", name, strerror(errno));
+			bad++;
+			continue;
+		}
+		if (WIFEXITED(st) && !WEXITSTATUS(st))
+			continue;
+		bad++;
+		diag("%s: %s of byte %zu without slab allocations: %s", name, how[i], off,
+		     WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) :
+		     WEXITSTATUS(st) < ARRAY_SIZE(why) ? why[WEXITSTATUS(st)] : "?");
+	}
+	munmap(m, DATA_SIZE);
+	close(fd);
+	return bad;
+}
+
+/*
+ * A read or a page fault that finds no memory for the compressed bytes
+ * it needs does not fail: a fault would kill its process with SIGBUS (a
+ * compressed library refaulted under memory pressure), a read would fail
+ * with ENOMEM.  failslab makes every slab allocation of the reading
+ * process fail, the buffer for the compressed bytes included (4 KiB
+ * chunks: a kmalloc()); the page is read through the module's reserve
+ * instead.  Where ext4 mounts 16 KiB blocks, also a folio of four chunks.
+ * Needs fault injection (the debug kernel); a memory cgroup cannot make
+ * that buffer's allocation fail: it is not charged to one.
+ */
+TEST_F_TIMEOUT(ext4dec, no_memory_for_compressed_bytes_no_sigbus, SLOWER)
+{
+	char saved[NR_FAILSLAB][32];
+	long long reserve_reads = counter("reserve_reads");
+	long long read_errors = counter("read_errors");
+	bool lbs = false;
+	size_t len;
+	unsigned char *orig = read_all(path("orig"), &len);
+	int bad = 0, err;
+
+	if (access(FAILSLAB "/probability", W_OK))
+		run("mount -t debugfs none /sys/kernel/debug 2>/dev/null");
+	if (access(FAILSLAB "/probability", W_OK) || access("/proc/self/make-it-fail", W_OK))
+		SKIP(free(orig); return, "no failslab in debugfs: a kernel without fault injection");
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ((size_t)DATA_SIZE, len);
+	/* no compressed bytes kept, which would stand in for the read */
+	ASSERT_EQ(0, set_param("cache_kb", 0));
+	drop_caches();
+	if (!run("(modprobe loop; truncate -s 96M " LBS_MNT ".img && "
+		 "mkfs.ext4 -q -F -b 16384 " LBS_MNT ".img && mkdir -p " LBS_MNT " && "
+		 "mount -o loop " LBS_MNT ".img " LBS_MNT ") > /dev/null 2>&1")) {
+		err = make_compressed(path("orig"), LBS_MNT "/c4k", "--chunk-size=4096");
+		ASSERT_EQ(0, err) TH_LOG("+c on 16 KiB blocks: %s", strerror(err));
+		lbs = true;
+	} else {
+		diag("ext4 here mounts no 16 KiB blocks: no folio of several chunks");
+	}
+	ASSERT_EQ(0, failslab_on(saved));
+	/* chunks 100 and 517, and a folio of chunks 300 to 303 */
+	bad += reads_without_slab(path("c4k"), orig, 100 * 4096, 4096);
+	bad += reads_without_slab(path("c4k"), orig, 517 * 4096, 4096);
+	if (lbs)
+		bad += reads_without_slab(LBS_MNT "/c4k", orig, 302 * 4096, 16384);
+	EXPECT_EQ(0, failslab_off(saved)) TH_LOG("failslab left on");
+	diag("%lld chunks read through the reserve", counter("reserve_reads") - reserve_reads);
+	EXPECT_EQ(0, bad);
+	/* one chunk per read, four per read of a 16 KiB folio */
+	EXPECT_LE(reserve_reads + 4 + (lbs ? 8 : 0), counter("reserve_reads"));
+	EXPECT_EQ(read_errors, counter("read_errors"));
+	free(orig);
+}
+
 /* ------------------------------------------------------- large folios */
 
 /* The folios that hold a file's pages, as a mapping of it shows them */
