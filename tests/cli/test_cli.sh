@@ -905,11 +905,14 @@ head -n 1 "$T/out" | grep -q 'chunks.*name' || why+=("no header line")
 for i in 1 2 3; do
 	sed -n "$((i + 1))p" "$T/out" | grep -q "f$i.sz\$" || why+=("line $((i + 1)) is not f$i.sz")
 done
+# the ratio is compressed / uncompressed, as ext4dec-compress --min-ratio
+sed -n 2,4p "$T/out" | awk '{ r = sprintf("%.3f", $1 / $2); if (r != $3) exit 1 }' ||
+	why+=("a ratio is not compressed / uncompressed")
 want=$(sed -n 2,4p "$T/out" | awk '{ c += $1; u += $2; n += $4 }
-	END { printf "%d %d %.3f %d", c, u, u / c, n }')
+	END { printf "%d %d %.3f %d", c, u, c / u, n }')
 got=$(sed -n 5p "$T/out" | awk '$NF == "(totals)" { print $1, $2, $3, $4 }')
 [[ $got == "$want" ]] || why+=("totals line '$(sed -n 5p "$T/out")', expected $want ... (totals)")
-verdict "-l on 3 files: header line, one line per file, a totals line"
+verdict "-l on 3 files: header line, one line per file (ratio compressed / uncompressed), a totals line"
 
 run "$szip" -l "$w/f1.sz"
 [[ $(wc -l <"$T/out") == 2 ]] || why+=("$(wc -l <"$T/out") lines, expected 2 (no totals for one file)")

@@ -14,7 +14,7 @@ export PATH
 . ./tap.sh
 tap_sep= # "ok N name", as the selftests before these in the stream
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
-flags() { lsattr -d "$1" | cut -d' ' -f1; }
+flags() { lsattr -d "$1" | head -n 1 | cut -d' ' -f1; }
 # temps_in DIR: is a conversion temporary (.NAME.ext4dec-XXXXXX) in DIR?
 temps_in() {
 	for t in "$1"/.*.ext4dec-*; do
@@ -144,6 +144,56 @@ dry_run() {
 	! temps_in "$top" || { echo "temporary left"; return 1; }
 }
 check "dry_run_changes_nothing" dry_run
+
+# exits CODE PATTERN CMD...: CMD exits CODE and says PATTERN
+exits() {
+	code=$1 pattern=$2
+	shift 2
+	"$@" >/tmp/exits.out 2>&1
+	rc=$?
+	cat /tmp/exits.out
+	[ "$rc" = "$code" ] || { echo "exit status $rc, expected $code"; return 1; }
+	grep -q -- "$pattern" /tmp/exits.out || { echo "no '$pattern'"; return 1; }
+}
+check "dry_run_reports_szip_failure" exits 1 "plain: szip failed" \
+	ext4dec-compress -n --chunk-size=12K "$top/plain"
+check "dry_run_says_what_would_be_left_unchanged" exits 0 "would be left unchanged" \
+	ext4dec-compress -n "$top/random"
+check "min_ratio_must_be_a_number" exits 2 "not a number" \
+	ext4dec-compress --min-ratio=abc "$top/plain"
+check "status_refuses_compress_options" exits 2 "unknown option" \
+	ext4dec-status --codec=zstd "$top"
+check "decompress_refuses_compress_options" exits 2 "unknown option" \
+	ext4dec-decompress --min-ratio=0.5 "$top/plain"
+check "status_of_a_missing_path_fails" exits 1 "nope: No such file" \
+	ext4dec-status "$top/nope"
+check "compress_of_a_missing_file_fails" exits 1 "nope: No such file" \
+	ext4dec-compress "$top/nope"
+check "each_command_has_version" sh -c \
+	'ext4dec-compress --version && ext4dec-decompress --version && ext4dec-status --version'
+# -rv as one word; names with blanks at the end and a newline inside
+odd_names() {
+	d=$top/odd
+	mkdir -p "$d" && cp /bin/busybox "$d/trailing  " &&
+		cp /bin/busybox "$d/new
+line" && s=$(sha /bin/busybox) || return 1
+	ext4dec-compress -rv "$d" || return 1
+	for f in "$d/trailing  " "$d/new
+line"; do
+		case $(flags "$f") in *c*) ;; *) echo "$f: not +c"; return 1 ;; esac
+		[ "$(sha "$f")" = "$s" ] || { echo "$f: contents"; return 1; }
+	done
+	ext4dec-status "$d" | grep -c '^active ' | grep -qx 2 ||
+		{ ext4dec-status "$d"; return 1; }
+	ext4dec-decompress -rv "$d" || return 1
+	for f in "$d/trailing  " "$d/new
+line"; do
+		case $(flags "$f") in *c*) echo "$f: still +c"; return 1 ;; esac
+		[ "$(sha "$f")" = "$s" ] || { echo "$f: contents"; return 1; }
+	done
+	rm -rf "$d"
+}
+check "recursive_with_odd_names_and_clustered_options" odd_names
 
 # a full file system: the temporary cannot be written
 full=/tmp/full
