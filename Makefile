@@ -24,6 +24,9 @@
 #   make bench-overhead  what the module costs plain files, a cold stat
 #                     of the largest tables, the memory of an active inode
 #                     (OVERHEAD_KERNELS)
+#   make install      szip, the ext4dec-* scripts, the man pages, and the
+#                     module if KDIR exists, loaded at boot (README
+#                     "Install"; install-tools, install-module, install-dkms)
 #   make clean        remove build products
 #
 # KDIR is the kernel build tree for the module (default: the running
@@ -72,8 +75,8 @@ IOCTL32   := build/selftests/ext4dec_ioctl32
 DEMO_HELPER := build/demo/ext4dec_demo
 
 .PHONY: all tool module check check-full test-programs deps debug-kernel fuzz demo \
-	demo-libc clean install uninstall \
-	install-module uninstall-module install-dkms
+	demo-libc clean install uninstall install-tools uninstall-tools \
+	install-module uninstall-module install-dkms uninstall-dkms
 
 all: tool module
 
@@ -102,9 +105,32 @@ $(FUZZ): $(SZIP_SRCS) $(FUZZ_SRCS) $(HDRS)
 	$(CLANG) $(USER_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $(SZIP_SRCS) $(FUZZ_SRCS) -lz -lzstd -llz4 -lxxhash
 
-# Install: the tool under PREFIX, and the module for KVER (from KDIR) into
-# /lib/modules/KVER/extra, then depmod.  DESTDIR stages a package.
-install: tool install-module
+# Install (README "Install"; DESTDIR stages a package):
+#   install        the tools, then the module: without a kernel build tree at
+#                  KDIR the module is skipped with a warning, and the exit
+#                  status is still 0 (the tools are installed)
+#   install-tools  szip, the ext4dec-* scripts and the man pages under PREFIX
+#   install-module ext4dec.ko for KVER (built against KDIR) in
+#                  /lib/modules/KVER/extra, depmod, and MODULES_LOAD, which
+#                  has systemd load it at boot; fails without KDIR
+#   install-dkms   the sources in /usr/src/ext4dec-VERSION for dkms, and
+#                  MODULES_LOAD
+MODULES_LOAD := /usr/lib/modules-load.d/ext4dec.conf
+# depmod, when the modules of KVER are there (not for a kernel never installed)
+DEPMOD	= if [ -d "$(DESTDIR)/lib/modules/$(KVER)" ]; then \
+		depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER); fi
+
+install: install-tools
+	@if [ -f "$(KDIR)/Makefile" ]; then \
+		$(MAKE) --no-print-directory install-module; \
+	else \
+		echo "install: WARNING: ext4dec.ko skipped: no kernel build tree at $(KDIR)" >&2; \
+		echo "install:   (linux-headers-$(KVER) not installed?); the tools and man pages are installed." >&2; \
+		echo "install:   For the module: make install-module KDIR=<build tree> KVER=<version>," >&2; \
+		echo "install:   or DKMS, which also rebuilds it for each new kernel: make install-dkms (README \"Install\")" >&2; \
+	fi
+
+install-tools: tool
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/szip
 	install -D -m 0644 man/szip.1 $(DESTDIR)$(PREFIX)/share/man/man1/szip.1
 	install -D -m 0644 man/ext4dec.8 $(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
@@ -114,12 +140,20 @@ install: tool install-module
 
 install-module:
 	@test -f "$(KDIR)/Makefile" || \
-		{ echo "install: no kernel build tree at $(KDIR): set KDIR (and KVER)"; exit 1; }
+		{ echo "install-module: no kernel build tree at $(KDIR): set KDIR (and KVER)" >&2; exit 1; }
 	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" modules
 	install -D -m 0644 ext4dec.ko $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+	$(install-modules-load)
 
-uninstall: uninstall-module
+define install-modules-load
+	install -d $(DESTDIR)$(dir $(MODULES_LOAD))
+	echo ext4dec >$(DESTDIR)$(MODULES_LOAD)
+endef
+
+uninstall: uninstall-tools uninstall-module
+
+uninstall-tools:
 	rm -f $(DESTDIR)$(PREFIX)/bin/szip \
 		$(DESTDIR)$(PREFIX)/share/man/man1/szip.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8 \
@@ -128,13 +162,21 @@ uninstall: uninstall-module
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-status
 
 uninstall-module:
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko
-	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko $(DESTDIR)$(MODULES_LOAD)
+	@$(DEPMOD)
 
 # Sources for DKMS: then dkms add/build/install -m ext4dec -v $(VERSION)
+# (dkms.conf: AUTOINSTALL, so the kernel's postinst hook builds it for
+# each new kernel); the module loads at boot through MODULES_LOAD.
 install-dkms:
 	mkdir -p $(DESTDIR)/usr/src/ext4dec-$(VERSION)
 	cp -r $(MODULE_SRCS) $(DESTDIR)/usr/src/ext4dec-$(VERSION)/
+	$(install-modules-load)
+
+# After dkms remove ext4dec/$(VERSION) --all
+uninstall-dkms:
+	rm -rf $(DESTDIR)/usr/src/ext4dec-$(VERSION)
+	rm -f $(DESTDIR)$(MODULES_LOAD)
 
 # Runs inside the test VM: plain build (the guest has no sanitizer runtime).
 # The kernel's kselftest harness is not part of the project: its two

@@ -123,6 +123,68 @@ check "man pages format cleanly" \
 check "dkms.conf names the version the module reports" \
 	grep -q "EXT4DEC_VERSION	\"$version\"" ext4dec/ext4dec.h
 
+# The symbols a kernel's .config must have for dkms to build the module
+exclusive_config() { sed -n 's/^BUILD_EXCLUSIVE_CONFIG="\(.*\)"/\1/p' dkms.conf; }
+
+# ftrace_config_named: dkms.conf asks for the ftrace support that
+# ext4dec/ftrace.c's #error requires (CONFIG_HAVE_X, or CONFIG_X, which
+# selects it), so that dkms skips a kernel without it instead of failing
+ftrace_config_named() {
+	local c need want
+	want=" $(exclusive_config) "
+	need=$(grep -B1 '^#error' ext4dec/ftrace.c | sed -n 's/^#ifndef \(CONFIG_[A-Z0-9_]*\)/\1/p')
+	[[ -n $need ]] || { echo "no #ifndef CONFIG_... #error in ext4dec/ftrace.c"; return 1; }
+	for c in $need; do
+		[[ $want == *" $c "* || $want == *" ${c/HAVE_/} "* ]] ||
+			{ echo "ftrace.c requires $c; BUILD_EXCLUSIVE_CONFIG:$want"; return 1; }
+	done
+}
+
+# install_without_kdir DEST: make install for a kernel with no build tree
+# installs the tools, scripts and man pages, says that the module was
+# skipped and how to build it, and succeeds; no module, and no
+# modules-load.d file that would fail at boot
+install_without_kdir() {
+	local d=$1 out
+	out=$(make install DESTDIR="$d" PREFIX=/usr KDIR="$tmp/no-such-kdir" KVER=0.0-none 2>&1) ||
+		{ echo "$out"; echo "make install failed"; return 1; }
+	test -x "$d/usr/bin/szip" -a -x "$d/usr/sbin/ext4dec-compress" \
+		-a -x "$d/usr/sbin/ext4dec-status" -a -x "$d/usr/sbin/ext4dec-decompress" \
+		-a -f "$d/usr/share/man/man1/szip.1" -a -f "$d/usr/share/man/man8/ext4dec.8" ||
+		{ echo "$out"; find "$d"; echo "tools, scripts or man pages missing"; return 1; }
+	if ! grep -q "ext4dec.ko skipped: no kernel build tree at $tmp/no-such-kdir" <<<"$out" ||
+		! grep -q "install-module KDIR=" <<<"$out" || ! grep -q "install-dkms" <<<"$out"; then
+		echo "$out"
+		echo "no warning that the module was skipped, and how to build it"
+		return 1
+	fi
+	! find "$d" -name 'ext4dec.ko*' -o -name ext4dec.conf | grep . || return 1
+	make uninstall DESTDIR="$d" PREFIX=/usr KDIR="$tmp/no-such-kdir" KVER=0.0-none >/dev/null ||
+		{ echo "make uninstall failed"; return 1; }
+	! find "$d" \( -type f -o -type l \) | grep .
+}
+
+# dkms_staging DEST: make install-dkms puts the sources dkms builds and the
+# modules-load.d file in DEST; make uninstall-dkms takes them away
+dkms_staging() {
+	local d=$1 f
+	make install-dkms DESTDIR="$d" >/dev/null || return 1
+	for f in dkms.conf Kbuild ext4dec/ftrace.c ext4dec/main.c szip/decode.c \
+		szip/szip_env_kernel.c include/ext4dec_ioctl.h; do
+		[[ -f $d/usr/src/ext4dec-$version/$f ]] || { echo "no $f in $d/usr/src/ext4dec-$version"; return 1; }
+	done
+	[[ $(cat "$d/usr/lib/modules-load.d/ext4dec.conf" 2>&1) == ext4dec ]] ||
+		{ find "$d" -path '*modules-load*'; echo "no modules-load.d/ext4dec.conf naming ext4dec"; return 1; }
+	make uninstall-dkms DESTDIR="$d" >/dev/null || return 1
+	! find "$d" \( -type f -o -type l \) | grep .
+}
+
+check "dkms.conf requires the ftrace support ext4dec/ftrace.c requires" ftrace_config_named
+check "make install without kernel headers: tools, scripts, man pages, a warning, status 0" \
+	install_without_kdir "$tmp/no-kdir"
+check "make install-dkms: sources and modules-load.d/ext4dec.conf; uninstall-dkms removes them" \
+	dkms_staging "$tmp/dkms-staging"
+
 # make_install DEST: the tool (built here), then make install into DEST
 make_install() {
 	[[ -z $env_root ]] || make tool >/dev/null || return 1
@@ -176,6 +238,8 @@ for s in "${series[@]}"; do
 		-a -f "$dest/usr/share/man/man8/ext4dec.8" \
 		-a -f "$dest/lib/modules/$kver/extra/ext4dec.ko" \
 		-a -s "$dest/lib/modules/$kver/modules.dep"
+	check "$s: /usr/lib/modules-load.d/ext4dec.conf loads ext4dec at boot" \
+		grep -qx ext4dec "$dest/usr/lib/modules-load.d/ext4dec.conf"
 	ko=$dest/lib/modules/$kver/extra/ext4dec.ko
 	check "$s: modinfo: version, license, vermagic, described parameter" \
 		bash -c "[[ \$(modinfo -F version '$ko') == '$version' ]] &&
@@ -183,6 +247,10 @@ for s in "${series[@]}"; do
 			 [[ \$(modinfo -F vermagic '$ko') == '$kver '* ]] &&
 			 modinfo -F parm '$ko' | grep -q '^workspaces:.*per possible CPU'"
 	check "$s: make uninstall removes what install put there" make_uninstall "$dest"
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	check "$s: the kernel's .config has all BUILD_EXCLUSIVE_CONFIG asks for" \
+		bash -c 'for c in $1; do grep -qE "^$c=[ym]" "$2/.config" || { echo "$2/.config: no $c"; exit 1; }; done' \
+		_ "$(exclusive_config)" "$kdir"
 
 	if ! kb sh -c 'command -v dkms' >/dev/null 2>&1; then
 		skip "$s: dkms add + build" "dkms not installed${env_root:+ in $env_root}"
