@@ -134,6 +134,11 @@ install-tools: tool
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/szip
 	install -D -m 0644 man/szip.1 $(DESTDIR)$(PREFIX)/share/man/man1/szip.1
 	install -D -m 0644 man/ext4dec.8 $(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
+	install -D -m 0644 man/ext4dec-compress.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec-compress.8
+	for m in ext4dec-decompress ext4dec-status; do \
+		echo '.so man8/ext4dec-compress.8' >$(DESTDIR)$(PREFIX)/share/man/man8/$$m.8; \
+	done
 	install -D -m 0755 scripts/ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-compress
 	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress
 	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-status
@@ -157,6 +162,9 @@ uninstall-tools:
 	rm -f $(DESTDIR)$(PREFIX)/bin/szip \
 		$(DESTDIR)$(PREFIX)/share/man/man1/szip.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec-compress.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec-decompress.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec-status.8 \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-compress \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-status

@@ -117,7 +117,7 @@ with_installed_kernel() {
 echo "TAP version 13"
 # shellcheck disable=SC2016 # expanded by the inner bash
 check "man pages format cleanly" \
-	bash -c 'for f in man/szip.1 man/ext4dec.8; do
+	bash -c 'for f in man/szip.1 man/ext4dec.8 man/ext4dec-compress.8; do
 		out=$(groff -man -Tutf8 -ww -z "$f" 2>&1); [[ -z $out ]] || { echo "$f: $out"; exit 1; }
 	done'
 check "dkms.conf names the version the module reports" \
@@ -150,7 +150,10 @@ install_without_kdir() {
 		{ echo "$out"; echo "make install failed"; return 1; }
 	test -x "$d/usr/bin/szip" -a -x "$d/usr/sbin/ext4dec-compress" \
 		-a -x "$d/usr/sbin/ext4dec-status" -a -x "$d/usr/sbin/ext4dec-decompress" \
-		-a -f "$d/usr/share/man/man1/szip.1" -a -f "$d/usr/share/man/man8/ext4dec.8" ||
+		-a -f "$d/usr/share/man/man1/szip.1" -a -f "$d/usr/share/man/man8/ext4dec.8" \
+		-a -f "$d/usr/share/man/man8/ext4dec-compress.8" \
+		-a -f "$d/usr/share/man/man8/ext4dec-decompress.8" \
+		-a -f "$d/usr/share/man/man8/ext4dec-status.8" ||
 		{ echo "$out"; find "$d"; echo "tools, scripts or man pages missing"; return 1; }
 	if ! grep -q "ext4dec.ko skipped: no kernel build tree at $tmp/no-such-kdir" <<<"$out" ||
 		! grep -q "install-module KDIR=" <<<"$out" || ! grep -q "install-dkms" <<<"$out"; then
