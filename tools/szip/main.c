@@ -75,8 +75,8 @@ static void usage(FILE *f)
 "      --codec=C         deflate (default), zstd or lz4 (format 2)\n"
 "      --checksum=C      none (default), xxh64 or crc32c per chunk, checked\n"
 "                        after decompression (format 2)\n"
-"  -T, --threads=N       compress with N threads (0: one per CPU; default\n"
-"                        1); the output is the same for any N\n"
+"  -T, --threads=N       compress with N threads (default 0: one per CPU\n"
+"                        online); the output is the same for any N\n"
 "      --format=N        1: faulty.lib's szip (the default unless another\n"
 "                        option needs format 2); 2: this project's v2\n"
 "  -h, --help            this help\n"
@@ -190,13 +190,7 @@ static int parse_pack_option(int c, const char *arg, struct pack_opts *p)
 	case 'T':
 		if (parse_uint(arg, SZIP_MAX_THREADS, &v))
 			return invalid("number of threads", arg, ": 0..256");
-		if (!v) {	/* 0: as many as CPUs online */
-			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-			v = cpus < 1 ? 1 : cpus > SZIP_MAX_THREADS ?
-			    SZIP_MAX_THREADS : (unsigned long)cpus;
-		}
-		p->threads = (int)v;
+		p->threads = (int)v;	/* 0: one per CPU online (pack.c) */
 		return 0;
 	case OPT_LEVEL:
 	case OPT_DIGITS:

@@ -32,7 +32,7 @@
 	.level = 0,		/* the codec's, by pack_set_defaults() */ \
 	.filter = SZIP_FILTER_NONE,					\
 	.dict_size = 0,							\
-	.threads = 1,							\
+	.threads = 0,		/* one per CPU online */		\
 }
 
 const char *szip_codec_name(int codec);

@@ -714,6 +714,17 @@ static void run_batch(struct batch *b, struct worker *w, int nr)
 			pthread_join(w[t].thread, NULL);
 }
 
+/* The threads -T asks for: 0 is one per CPU online */
+static int pack_threads(const struct pack_opts *o)
+{
+	long cpus;
+
+	if (o->threads)
+		return o->threads;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 1 ? 1 : cpus > SZIP_MAX_THREADS ? SZIP_MAX_THREADS : (int)cpus;
+}
+
 /* Workers for @nr threads, each encoder set up as @e (its own is @e) */
 static struct worker *workers_new(struct encoder *e, int nr,
 				  const struct pack_opts *o, const u8 *dict_buf)
@@ -800,7 +811,7 @@ static int pack_chunks(struct encoder *e, const u8 *in, size_t len,
 {
 	u32 n = nr_chunks_of(len, o->chunk_size), k;
 	int csum = e->format < 2 ? SZIP_CSUM_NONE : o->checksum;
-	int nr = o->threads > 1 && n > 1 ? o->threads : 1;
+	int nr = n > 1 ? pack_threads(o) : 1;
 	size_t table, csums, meta = tables_end(e, n, csum, &table, &csums);
 	struct batch b = { .in = in, .len = len, .chunk_size = o->chunk_size };
 	u32 per = (u32)nr * BATCH_CHUNKS;
