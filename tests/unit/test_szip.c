@@ -852,15 +852,18 @@ static void test_pack_fd(void)
 	free(data);
 }
 
+/* A header field set to a value, and what decoding must say */
+struct header_case {
+	const char *name;
+	int off, width;		/* field to set; width 0: special */
+	u64 value;
+	enum szip_ret ret;
+};
+
 /* An empty input: format 2 holds it as a header alone, format 1 cannot */
 static void test_v2_empty(void)
 {
-	struct {
-		const char *name;
-		int off, width;		/* field to set; width 0: special */
-		u64 value;
-		enum szip_ret ret;
-	} cases[] = {
+	static const struct header_case cases[] = {
 		{ "as written", 0, 0, 0, SZIP_OK },
 		{ "chunk count 1", 28, 4, 1, SZIP_ERR_SIZE },
 		{ "size 1", 8, 8, 1, SZIP_ERR_SIZE },
@@ -916,12 +919,7 @@ static void test_v2_empty(void)
 /* Every v2 header check and table check, from one valid file */
 static void test_v2_malformed(void)
 {
-	struct {
-		const char *name;
-		int off, width;		/* field to set; width 0: special */
-		u64 value;
-		enum szip_ret ret;
-	} cases[] = {
+	static const struct header_case cases[] = {
 		{ "codec 0", 4, 1, 0, SZIP_ERR_CODEC },
 		{ "codec 4", 4, 1, 4, SZIP_ERR_CODEC },
 		{ "chunk shift 11", 5, 1, 11, SZIP_ERR_CHUNK_SHIFT },
