@@ -246,6 +246,7 @@ enum ext4dec_refusal {
  * @cache_hits: chunks inflated from compressed bytes kept by cache.c
  * @cached_bytes: compressed bytes kept by cache.c now
  * @reserve_reads: chunks read through raw.c's reserve, for lack of memory
+ * @worker_chunks: chunks inflated (or failed) by the inflate workers
  * @refused: activation refusals by &enum ext4dec_refusal
  */
 struct ext4dec_stats {
@@ -257,6 +258,7 @@ struct ext4dec_stats {
 	atomic64_t cache_hits;
 	atomic64_t cached_bytes;
 	atomic64_t reserve_reads;
+	atomic64_t worker_chunks;
 	atomic64_t refused[EXT4DEC_NR_REFUSALS];
 };
 
@@ -264,6 +266,7 @@ extern struct ext4dec_stats ext4dec_stats;
 
 /* main.c */
 extern unsigned int ext4dec_nr_workspaces;
+extern bool ext4dec_reader_inflates;
 extern unsigned int ext4dec_readahead_kb;
 extern unsigned int ext4dec_fault_around_kb;
 extern unsigned int ext4dec_cache_kb;
@@ -456,7 +459,11 @@ int ext4dec_file_mmap(struct file *file, struct vm_area_struct *vma);
 extern const struct address_space_operations ext4dec_aops;
 
 /* readahead.c */
+struct ext4dec_reader;
 void ext4dec_readahead(struct readahead_control *rac);
+struct ext4dec_reader *ext4dec_reader_start(struct address_space *mapping,
+					    loff_t pos, size_t count);
+void ext4dec_reader_end(struct ext4dec_reader *r);
 void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around);
 
 /* workspace.c */

@@ -106,15 +106,24 @@ static void ext4dec_grow_readahead(struct file *file)
 /*
  * Read an active inode, direct reads from the page cache too.  A file
  * opened with ext4's operations has FMODE_NOWAIT (ext4dec's files do not):
- * a read of compressed data cannot keep that promise.
+ * a read of compressed data cannot keep that promise.  The pages read are
+ * noted for readahead, which inflates them in this task (readahead.c).
  */
 static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
 {
+	struct ext4dec_reader *r;
+	ssize_t ret;
+
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		return -EAGAIN;
+	if (!iov_iter_count(to))
+		return 0;
 	ext4dec_grow_readahead(iocb->ki_filp);
 	iocb->ki_flags &= ~IOCB_DIRECT;
-	return filemap_read(iocb, to, 0);
+	r = ext4dec_reader_start(iocb->ki_filp->f_mapping, iocb->ki_pos, iov_iter_count(to));
+	ret = filemap_read(iocb, to, 0);
+	ext4dec_reader_end(r);
+	return ret;
 }
 
 static ssize_t ext4dec_read_iter(struct kiocb *iocb, struct iov_iter *to)
@@ -215,11 +224,19 @@ static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
 			      struct pipe_inode_info *pipe, size_t len,
 			      unsigned int flags)
 {
+	struct ext4dec_reader *r;
+	ssize_t ret;
+
 	if (!ext4dec_file_live(in))
 		return ext4dec_file_state(in)->orig_fop->splice_read(in, ppos, pipe, len,
 								     flags);
+	if (!len)
+		return 0;
 	ext4dec_grow_readahead(in);
-	return ext4dec_splice_read(in, ppos, pipe, len, flags);
+	r = ext4dec_reader_start(in->f_mapping, *ppos, len);
+	ret = ext4dec_splice_read(in, ppos, pipe, len, flags);
+	ext4dec_reader_end(r);
+	return ret;
 }
 
 static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)

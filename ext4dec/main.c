@@ -34,6 +34,12 @@ module_param_named(workers_rt, ext4dec_workers_rt, bool, 0444);
 MODULE_PARM_DESC(workers_rt,
 		 "Run the inflate workers at the lowest real-time priority (default: normal priority)");
 
+bool ext4dec_reader_inflates;
+
+module_param_named(reader_inflates, ext4dec_reader_inflates, bool, 0644);
+MODULE_PARM_DESC(reader_inflates,
+		 "Inflate all readahead in the reading task, charged to its cgroup (default: the workers inflate what no reader waits for yet)");
+
 unsigned int ext4dec_readahead_kb = 1024;
 
 module_param_named(readahead_kb, ext4dec_readahead_kb, uint, 0644);

@@ -4,11 +4,16 @@
  *
  * ext4dec_readahead() first grows the request to whole chunks, then cuts
  * it into batches of chunks and reads the compressed bytes of each at once
- * (raw.c).  When a batch's bytes are in, an inflate worker (workers.c)
- * inflates each chunk once and fills all of its folios (inflate.c), while
- * the reader goes on and the next batches' I/O is in flight; a single
- * chunk is inflated by the caller itself, and its miss may read the
- * compressed bytes of the next chunks for cache.c.  Running out of memory
+ * (raw.c).  Each chunk is inflated once, filling all of its folios
+ * (inflate.c).  The chunks a reading task waits for (the pages of its
+ * read(), noted by ext4dec_reader_start(), and a single chunk read ahead
+ * alone) are inflated by that task, charged to it and to its cgroup; the
+ * rest, which nobody waits for yet (the readahead window ahead of the
+ * reader, a fault's read-around), by an inflate worker (workers.c) once
+ * its compressed bytes are in, while the reader goes on and the next
+ * batches' I/O is in flight.  With the "reader_inflates" parameter the
+ * reading task inflates everything.  A miss of a single chunk may read
+ * the compressed bytes of the next chunks for cache.c.  Running out of memory
  * for the compressed bytes is no chunk error: readahead leaves the folios
  * to read_folio(), which gets through without (aops.c).
  *
@@ -20,6 +25,7 @@
  */
 #include "ext4dec.h"
 
+#include <linux/hash.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
 #include <linux/sizes.h>
@@ -118,10 +124,12 @@ static void ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 
 static void ext4dec_ra_batch_work(struct ext4dec_job *job, struct ext4dec_ws *ws)
 {
+	struct ra_batch *b = container_of(job, struct ra_batch, job);
 	/* as in readahead: no reclaim into filesystems while folios are locked */
 	unsigned int nofs = memalloc_nofs_save();
 
-	ext4dec_ra_batch_finish(container_of(job, struct ra_batch, job), ws);
+	atomic64_add(b->last - b->first + 1, &ext4dec_stats.worker_chunks);
+	ext4dec_ra_batch_finish(b, ws);
 	memalloc_nofs_restore(nofs);
 }
 
@@ -313,6 +321,116 @@ nomem:
 }
 
 /*
+ * The reading tasks: each read() of an active inode notes, in the slot of
+ * its task, the pages it is going to wait for, so that the readahead it
+ * starts inflates those itself (a task's readahead runs in the task).
+ * A slot belongs to the task that claimed it until it clears @task; only
+ * that task reads or writes the rest, so a slot needs no lock.  A task
+ * whose slot is taken by another reads as one that noted nothing: its
+ * readahead goes to the workers.
+ */
+#define EXT4DEC_READER_BITS	6
+
+struct ext4dec_reader {
+	struct task_struct *task;
+	const struct address_space *mapping;
+	pgoff_t first;
+	pgoff_t last;
+} ____cacheline_aligned_in_smp;
+
+static struct ext4dec_reader ext4dec_readers[1 << EXT4DEC_READER_BITS];
+
+static struct ext4dec_reader *ext4dec_reader_slot(void)
+{
+	return &ext4dec_readers[hash_ptr(current, EXT4DEC_READER_BITS)];
+}
+
+/**
+ * ext4dec_reader_start() - note the pages a read() is going to wait for
+ * @mapping: the active inode's mapping
+ * @pos: the read's position
+ * @count: its length, not 0
+ *
+ * Context: process; the caller calls ext4dec_reader_end() before it
+ * returns to user space.
+ * Return: the slot to end, or NULL if another task holds it.
+ */
+struct ext4dec_reader *ext4dec_reader_start(struct address_space *mapping,
+					    loff_t pos, size_t count)
+{
+	struct ext4dec_reader *r = ext4dec_reader_slot();
+
+	if (cmpxchg(&r->task, NULL, current))
+		return NULL;
+	r->mapping = mapping;
+	r->first = pos >> PAGE_SHIFT;
+	r->last = (pos + count - 1) >> PAGE_SHIFT;
+	return r;
+}
+
+/**
+ * ext4dec_reader_end() - the read noted by ext4dec_reader_start() is over
+ * @r: its slot, or NULL
+ */
+void ext4dec_reader_end(struct ext4dec_reader *r)
+{
+	if (!r)
+		return;
+	/* the slot's fields are the next owner's once @task is clear */
+	smp_store_release(&r->task, NULL);
+}
+
+/*
+ * The chunks of @ei in [*@first, *@last] that the task reading ahead
+ * through @rac waits for: false if none.  Read before the request grows.
+ */
+static bool ext4dec_ra_waited(struct ext4dec_inode *ei, struct readahead_control *rac,
+			      u32 *first, u32 *last)
+{
+	struct ext4dec_reader *r = ext4dec_reader_slot();
+	pgoff_t start = readahead_index(rac);
+	pgoff_t end = start + readahead_count(rac) - 1;
+
+	if (READ_ONCE(r->task) != current || r->mapping != rac->mapping ||
+	    r->last < start || r->first > end)
+		return false;
+	*first = ((loff_t)max(r->first, start) << PAGE_SHIFT) / ei->sf.info.chunk_size;
+	*last = ((loff_t)min(r->last, end) << PAGE_SHIFT) / ei->sf.info.chunk_size;
+	return true;
+}
+
+/*
+ * Inflate the batches of @req that hold chunks @first to @last (all of
+ * them if @all) with a pool workspace, once its compressed bytes are in,
+ * and leave the others to the workers.
+ */
+static void ext4dec_ra_req_finish(struct ra_req *req, bool all, u32 first, u32 last)
+{
+	unsigned int i, lo = req->nr_batches, hi = 0, n = req->nr_batches;
+	struct ra_batch *batch = req->batch;
+	struct ext4dec_ws *ws;
+
+	for (i = 0; i < n; i++) {
+		if (all || (batch[i].first <= last && batch[i].last >= first)) {
+			lo = min(lo, i);
+			hi = i;
+		}
+	}
+	/* the caller's batches are a run; the others may go first */
+	for (i = 0; i < n; i++) {
+		if (i < lo || i > hi)
+			ext4dec_queue(&batch[i].job);
+	}
+	if (lo > hi)
+		return;
+	ws = ext4dec_ws_get();
+	/* the last batch frees the request: nothing of it is read after */
+	for (i = lo; i <= hi; i++)
+		ext4dec_ra_batch_finish(&batch[i], ws);
+	ext4dec_ws_put(ws);
+}
+
+/*
  * Marks the readahead state of a fault's read-around: ext4dec_readahead()
  * leaves all of it to the workers, even a single chunk, since nobody
  * waits for it.  prev_pos is the ondemand algorithm's;
@@ -331,23 +449,26 @@ static bool ext4dec_ra_fault_around(const struct readahead_control *rac)
  *
  * The compressed bytes of the request are read at once (in runs of at
  * most EXT4DEC_RA_BYTES); a request of several chunks is cut into
- * batches, one per worker, which the workers inflate when the bytes are
- * in, while the caller goes on (and starts the next readahead).  A single
- * chunk, which a reader is most likely waiting for, is inflated here, as
- * everything is without workers.
+ * batches, one per worker.  The batches holding the chunks the calling
+ * task waits for (ext4dec_ra_waited()), or a single chunk, which a reader
+ * is most likely waiting for, are inflated here, as everything is without
+ * workers or with reader_inflates; the workers inflate the others when
+ * their bytes are in, while the caller goes on (and starts the next
+ * readahead).
  */
 void ext4dec_readahead(struct readahead_control *rac)
 {
 	struct ext4dec_inode *ei = ext4dec_get(rac->mapping->host);
 	unsigned int nofs, workers = ext4dec_nr_workers();
-	u32 csize, req_first, req_last, per;
+	u32 csize, req_first, req_last, per, wait_first = 0, wait_last = 0;
+	bool in_caller, waited;
 	struct folio *folio;
 	loff_t start, end;
-	bool in_caller;
 
 	if (!ei)
 		return;		/* the caller drops the folios left */
 	csize = ei->sf.info.chunk_size;
+	waited = ext4dec_ra_waited(ei, rac, &wait_first, &wait_last);
 
 	/* whole chunks (of any multiple of 4 KiB), so each is inflated once */
 	start = rounddown(readahead_pos(rac), csize);
@@ -365,7 +486,8 @@ void ext4dec_readahead(struct readahead_control *rac)
 	per = DIV_ROUND_UP(req_last - req_first + 1, max(workers, 1U));
 	per = clamp_t(u32, per, 1, max(BATCH_UBYTES / csize, 1U));
 	/* a fault's read-around: nobody waits for it */
-	in_caller = !workers || (req_last <= req_first && !ext4dec_ra_fault_around(rac));
+	in_caller = !workers || READ_ONCE(ext4dec_reader_inflates) ||
+		    (req_last <= req_first && !ext4dec_ra_fault_around(rac));
 
 	nofs = memalloc_nofs_save();
 	folio = readahead_folio(rac);
@@ -373,10 +495,9 @@ void ext4dec_readahead(struct readahead_control *rac)
 		u32 first = folio_pos(folio) / csize;
 		DECLARE_COMPLETION_ONSTACK(done);
 		struct ext4dec_cached *kept = NULL;
-		struct ext4dec_ws *ws;
 		u32 last, ahead;
 		struct ra_req *req;
-		unsigned int i, n;
+		bool mine;
 
 		if (folio_pos(folio) >= ei->sf.info.size) {
 			/* past EOF: a reader that sampled the raw size */
@@ -392,23 +513,20 @@ void ext4dec_readahead(struct readahead_control *rac)
 			if (!kept && ext4dec_cache_ahead(ei))
 				ahead = ext4dec_ra_ahead_end(ei, first);
 		}
+		mine = in_caller || (waited && first <= wait_last && last >= wait_first);
 		req = ext4dec_ra_req_start(ei, rac, &folio, first, last, ahead, kept, per,
-					   in_caller ? &done : NULL);
+					   mine ? &done : NULL);
 		if (!req)
 			continue;	/* out of memory: read_folio() retries */
 		ext4dec_raw_read_put(&req->rr);
-		if (!in_caller)
+		if (!mine)
 			continue;
 		/* where a folio took the request past @last */
 		last = req->batch[req->nr_batches - 1].last;
 		wait_for_completion_io(&done);
 		if (ahead > last)
 			ext4dec_ra_keep_ahead(req, last + 1, ahead);
-		ws = ext4dec_ws_get();
-		/* the last batch frees the request */
-		for (i = 0, n = req->nr_batches; i < n; i++)
-			ext4dec_ra_batch_finish(&req->batch[i], ws);
-		ext4dec_ws_put(ws);
+		ext4dec_ra_req_finish(req, in_caller, wait_first, wait_last);
 	}
 	memalloc_nofs_restore(nofs);
 out:

@@ -17,6 +17,8 @@
  *   cached_bytes         compressed bytes kept for later misses now
  *   reserve_reads        chunks read through the reserve buffer, for
  *                        lack of memory for their compressed bytes
+ *   worker_chunks        chunks inflated (or failed) by the inflate
+ *                        workers; the reading tasks inflated the rest
  *   refusals/<reason>    activations refused, by reason
  */
 #include "ext4dec.h"
@@ -51,6 +53,7 @@ static struct counter_attr counters[] = {
 	COUNTER(cache_hits, &ext4dec_stats.cache_hits),
 	COUNTER(cached_bytes, &ext4dec_stats.cached_bytes),
 	COUNTER(reserve_reads, &ext4dec_stats.reserve_reads),
+	COUNTER(worker_chunks, &ext4dec_stats.worker_chunks),
 };
 
 static struct counter_attr refusals[EXT4DEC_NR_REFUSALS] = {

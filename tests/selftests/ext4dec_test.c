@@ -292,6 +292,7 @@ FIXTURE_TEARDOWN_PARENT(ext4dec)
 		return;
 	/* the activation policy: the defaults */
 	EXPECT_EQ(0, run("echo N > " PARAMS "/any_owner && echo -1 > " PARAMS "/trusted_gid"));
+	EXPECT_EQ(0, run("echo N > " PARAMS "/reader_inflates"));
 	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
 		if (get_param(param_names[i]) == self->params[i])
 			continue;
@@ -2946,30 +2947,76 @@ TEST_F(ext4dec, active_before_first_stat_after_mount)
  * ext4dec/N), all of which must have the same: -1 if there is none, -2 if
  * they differ.
  */
-static int workers_policy(void)
+/*
+ * The inflate workers' pids (threads named ext4dec/N), at most @max.
+ * Return: how many.
+ */
+static int worker_pids(pid_t *pids, int max)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *e;
-	int policy = -1;
+	int n = 0;
 
-	while (proc && (e = readdir(proc))) {
+	while (proc && n < max && (e = readdir(proc))) {
 		char name[300], comm[32] = "";
 		FILE *f;
-		int p;
 
 		snprintf(name, sizeof(name), "/proc/%s/comm", e->d_name);
 		f = fopen(name, "r");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "ext4dec/", 8)) {
-			p = sched_getscheduler(atoi(e->d_name));
-			policy = policy == -1 || policy == p ? p : -2;
-		}
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "ext4dec/", 8))
+			pids[n++] = atoi(e->d_name);
 		fclose(f);
 	}
 	if (proc)
 		closedir(proc);
+	return n;
+}
+
+#define MAX_WORKERS	64
+
+/* The workers' common scheduling policy, -1 without workers, -2 if mixed */
+static int workers_policy(void)
+{
+	pid_t pids[MAX_WORKERS];
+	int i, n = worker_pids(pids, MAX_WORKERS), policy = -1;
+
+	for (i = 0; i < n; i++) {
+		int p = sched_getscheduler(pids[i]);
+
+		policy = policy == -1 || policy == p ? p : -2;
+	}
 	return policy;
+}
+
+/*
+ * The CPU time the workers have run, in ns (/proc/PID/schedstat), or -1.
+ * A worker that has had nothing to do has not run since it started.
+ */
+static long long workers_runtime(void)
+{
+	pid_t pids[MAX_WORKERS];
+	int i, n = worker_pids(pids, MAX_WORKERS);
+	long long sum = 0;
+
+	for (i = 0; i < n; i++) {
+		char name[64];
+		long long ns;
+		FILE *f;
+		int got;
+
+		snprintf(name, sizeof(name), "/proc/%d/schedstat", pids[i]);
+		f = fopen(name, "r");
+		if (!f)
+			return -1;
+		got = fscanf(f, "%lld", &ns);
+		fclose(f);
+		if (got != 1)
+			return -1;
+		sum += ns;
+	}
+	return n ? sum : -1;
 }
 
 /* The workers' policy once it is @want, or after 5 s, what it is then */
@@ -2997,6 +3044,80 @@ TEST_F_TIMEOUT(ext4dec, workers_normal_priority_unless_asked, SLOW)
 	ASSERT_EQ(0, run("rmmod ext4dec")) TH_LOG("rmmod");
 	ASSERT_EQ(0, run("modprobe ext4dec")) TH_LOG("modprobe");
 	EXPECT_EQ(SCHED_OTHER, workers_policy_settled(SCHED_OTHER));
+}
+
+/* Read @name 128 KiB at a time, as cat does: is it @orig's @len bytes? */
+static bool reads_as(const char *name, const unsigned char *orig, size_t len)
+{
+	static unsigned char buf[128 * 1024];
+	int fd = open(name, O_RDONLY);
+	size_t done = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && done + n <= len &&
+	       !memcmp(buf, orig + done, n))
+		done += n;
+	close(fd);
+	return !n && done == len;
+}
+
+/*
+ * What a reader waits for is inflated in its own task, charged to it and
+ * its cgroup: 128 KiB preads of cold chunks (8 chunks each, no readahead
+ * beyond them) leave the workers idle.  A sequential read leaves the
+ * window ahead of the reader to the workers, unless reader_inflates=1.
+ */
+TEST_F_TIMEOUT(ext4dec, readers_inflate_what_they_wait_for, SLOW)
+{
+	static unsigned char buf[128 * 1024];
+	long long chunks, work, runtime;
+	unsigned char *orig;
+	size_t orig_len;
+	int fd, i;
+
+	orig = read_all(path("orig"), &orig_len);
+	ASSERT_NE(NULL, orig);
+	ASSERT_LE(1, counter("workers")) TH_LOG("no inflate workers");
+	ASSERT_LE(0, workers_runtime()) TH_LOG("no schedstat of the workers");
+	fd = open(path("c16k"), O_RDONLY);
+	ASSERT_LE(0, fd);
+	/* exactly the pages asked for: no readahead window beyond them */
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM));
+	drop_caches();
+	chunks = counter("chunks_inflated");
+	work = counter("worker_chunks");
+	runtime = workers_runtime();
+	for (i = 0; i < 12; i++) {
+		off_t off = (off_t)i * 256 * 1024;
+
+		ASSERT_EQ((ssize_t)sizeof(buf), pread(fd, buf, sizeof(buf), off));
+		ASSERT_EQ(0, memcmp(buf, orig + off, sizeof(buf))) TH_LOG("pread at %lld", (long long)off);
+	}
+	close(fd);
+	EXPECT_EQ(12 * 8, counter("chunks_inflated") - chunks);
+	EXPECT_EQ(0, counter("worker_chunks") - work) TH_LOG("chunks the reader waited for went to the workers");
+	EXPECT_EQ(0, workers_runtime() - runtime) TH_LOG("the workers ran for the reader's preads");
+
+	/* a sequential read: the workers inflate the window ahead */
+	drop_caches();
+	work = counter("worker_chunks");
+	EXPECT_TRUE(reads_as(path("c16k"), orig, orig_len));
+	EXPECT_LT(0, counter("worker_chunks") - work) TH_LOG("the workers read nothing ahead");
+
+	/* reader_inflates: the reader inflates all of it */
+	ASSERT_EQ(0, run("echo Y > " PARAMS "/reader_inflates"));
+	drop_caches();
+	chunks = counter("chunks_inflated");
+	work = counter("worker_chunks");
+	runtime = workers_runtime();
+	EXPECT_TRUE(reads_as(path("c16k"), orig, orig_len));
+	EXPECT_EQ(0, run("echo N > " PARAMS "/reader_inflates"));
+	EXPECT_EQ((orig_len + 16383) / 16384, counter("chunks_inflated") - chunks);
+	EXPECT_EQ(0, counter("worker_chunks") - work) TH_LOG("reader_inflates=1, the workers inflated");
+	EXPECT_EQ(0, workers_runtime() - runtime) TH_LOG("reader_inflates=1, the workers ran");
+	free(orig);
 }
 
 TEST_F_TIMEOUT(ext4dec, rmmod_busy_then_clean, SLOW)
