@@ -462,7 +462,7 @@ extern const struct address_space_operations ext4dec_aops;
 struct ext4dec_reader;
 void ext4dec_readahead(struct readahead_control *rac);
 struct ext4dec_reader *ext4dec_reader_start(struct address_space *mapping,
-					    loff_t pos, size_t count);
+					    const loff_t *pos, size_t count);
 void ext4dec_reader_end(struct ext4dec_reader *r);
 void ext4dec_read_chunk(struct file *file, pgoff_t index, bool around);
 

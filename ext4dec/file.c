@@ -120,7 +120,7 @@ static ssize_t ext4dec_read_active(struct kiocb *iocb, struct iov_iter *to)
 		return 0;
 	ext4dec_grow_readahead(iocb->ki_filp);
 	iocb->ki_flags &= ~IOCB_DIRECT;
-	r = ext4dec_reader_start(iocb->ki_filp->f_mapping, iocb->ki_pos, iov_iter_count(to));
+	r = ext4dec_reader_start(iocb->ki_filp->f_mapping, &iocb->ki_pos, iov_iter_count(to));
 	ret = filemap_read(iocb, to, 0);
 	ext4dec_reader_end(r);
 	return ret;
@@ -233,7 +233,7 @@ static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
 	if (!len)
 		return 0;
 	ext4dec_grow_readahead(in);
-	r = ext4dec_reader_start(in->f_mapping, *ppos, len);
+	r = ext4dec_reader_start(in->f_mapping, ppos, len);
 	ret = ext4dec_splice_read(in, ppos, pipe, len, flags);
 	ext4dec_reader_end(r);
 	return ret;

@@ -5,17 +5,18 @@
  * ext4dec_readahead() first grows the request to whole chunks, then cuts
  * it into batches of chunks and reads the compressed bytes of each at once
  * (raw.c).  Each chunk is inflated once, filling all of its folios
- * (inflate.c).  The chunks a reading task waits for (the pages of its
- * read(), noted by ext4dec_reader_start(), and a single chunk read ahead
- * alone) are inflated by that task, charged to it and to its cgroup; the
- * rest, which nobody waits for yet (the readahead window ahead of the
- * reader, a fault's read-around), by an inflate worker (workers.c) once
- * its compressed bytes are in, while the reader goes on and the next
- * batches' I/O is in flight.  With the "reader_inflates" parameter the
- * reading task inflates everything.  A miss of a single chunk may read
- * the compressed bytes of the next chunks for cache.c.  Running out of memory
- * for the compressed bytes is no chunk error: readahead leaves the folios
- * to read_folio(), which gets through without (aops.c).
+ * (inflate.c).  The chunks a reading task waits for (those of its read()
+ * from a miss where it is, noted by ext4dec_reader_start(), and a single
+ * chunk read ahead alone) are inflated by that task, charged to it and
+ * to its cgroup.  The rest, which nobody waits for yet (the window ahead
+ * of the reader, a fault's read-around), is inflated by the inflate
+ * workers (workers.c) once its compressed bytes are in, while the reader
+ * goes on and the next batches' I/O is in flight; with the
+ * "reader_inflates" parameter, by the reading task too.  A miss of a
+ * single chunk may read the compressed bytes of the next chunks for
+ * cache.c.  Running out of memory for the compressed bytes is no chunk
+ * error: readahead leaves the folios to read_folio(), which gets through
+ * without (aops.c).
  *
  * Context: process, called with folios locked, possibly under the mapping's
  * invalidate lock; allocations are GFP_NOFS through memalloc_nofs_save().
@@ -92,12 +93,14 @@ static void ext4dec_ra_req_free(struct ra_req *req)
  * Inflate the chunks of @b with @ws and fill and unlock its folios; the
  * last batch of the request frees it.  The inode may go as soon as the
  * request's last folio is unlocked: nothing uses it after that.
+ * Return: the number of chunks inflated or failed.
  */
-static void ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
+static unsigned int ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 {
 	struct ra_req *req = b->req;
 	struct ext4dec_inode *ei = req->ei;
 	struct ext4dec_fill f;
+	unsigned int done = 0;
 	int err = req->err;
 	u32 c;
 
@@ -107,6 +110,7 @@ static void ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 
 		if (folio_pos(*f.folio) >= ext4dec_chunk_pos(ei, c + 1))
 			continue;	/* no folio of @c left to fill */
+		done++;
 		if (err) {
 			/* -EAGAIN: read_folio() reads the chunk again, alone */
 			if (err != -EAGAIN)
@@ -120,6 +124,7 @@ static void ext4dec_ra_batch_finish(struct ra_batch *b, struct ext4dec_ws *ws)
 	}
 	if (atomic_dec_and_test(&req->left))
 		ext4dec_ra_req_free(req);
+	return done;
 }
 
 static void ext4dec_ra_batch_work(struct ext4dec_job *job, struct ext4dec_ws *ws)
@@ -128,8 +133,7 @@ static void ext4dec_ra_batch_work(struct ext4dec_job *job, struct ext4dec_ws *ws
 	/* as in readahead: no reclaim into filesystems while folios are locked */
 	unsigned int nofs = memalloc_nofs_save();
 
-	atomic64_add(b->last - b->first + 1, &ext4dec_stats.worker_chunks);
-	ext4dec_ra_batch_finish(b, ws);
+	atomic64_add(ext4dec_ra_batch_finish(b, ws), &ext4dec_stats.worker_chunks);
 	memalloc_nofs_restore(nofs);
 }
 
@@ -321,20 +325,23 @@ nomem:
 }
 
 /*
- * The reading tasks: each read() of an active inode notes, in the slot of
- * its task, the pages it is going to wait for, so that the readahead it
- * starts inflates those itself (a task's readahead runs in the task).
- * A slot belongs to the task that claimed it until it clears @task; only
- * that task reads or writes the rest, so a slot needs no lock.  A task
- * whose slot is taken by another reads as one that noted nothing: its
- * readahead goes to the workers.
+ * The reading tasks: each read() or splice of an active inode notes, in
+ * the slot of its task, where it is reading (its position, which moves as
+ * it copies) and where it stops, so that the readahead it starts at a
+ * miss where it is, a synchronous one, inflates itself what it is going
+ * to wait for (a task's readahead runs in the task).  Readahead started
+ * ahead of it (PG_readahead) is left to the workers.  A slot belongs to
+ * the task that claimed it until it clears @task; only that task reads or
+ * writes the rest, so a slot needs no lock.  A task whose slot is taken
+ * by another (64 slots, hashed by task) reads as one that noted nothing:
+ * its readahead goes to the workers, as before reads were noted.
  */
 #define EXT4DEC_READER_BITS	6
 
 struct ext4dec_reader {
 	struct task_struct *task;
 	const struct address_space *mapping;
-	pgoff_t first;
+	const loff_t *pos;
 	pgoff_t last;
 } ____cacheline_aligned_in_smp;
 
@@ -348,7 +355,7 @@ static struct ext4dec_reader *ext4dec_reader_slot(void)
 /**
  * ext4dec_reader_start() - note the pages a read() is going to wait for
  * @mapping: the active inode's mapping
- * @pos: the read's position
+ * @pos: the read's position, which the read moves on as it goes
  * @count: its length, not 0
  *
  * Context: process; the caller calls ext4dec_reader_end() before it
@@ -356,15 +363,15 @@ static struct ext4dec_reader *ext4dec_reader_slot(void)
  * Return: the slot to end, or NULL if another task holds it.
  */
 struct ext4dec_reader *ext4dec_reader_start(struct address_space *mapping,
-					    loff_t pos, size_t count)
+					    const loff_t *pos, size_t count)
 {
 	struct ext4dec_reader *r = ext4dec_reader_slot();
 
 	if (cmpxchg(&r->task, NULL, current))
 		return NULL;
 	r->mapping = mapping;
-	r->first = pos >> PAGE_SHIFT;
-	r->last = (pos + count - 1) >> PAGE_SHIFT;
+	r->pos = pos;
+	r->last = (*pos + count - 1) >> PAGE_SHIFT;
 	return r;
 }
 
@@ -382,7 +389,10 @@ void ext4dec_reader_end(struct ext4dec_reader *r)
 
 /*
  * The chunks of @ei in [*@first, *@last] that the task reading ahead
- * through @rac waits for: false if none.  Read before the request grows.
+ * through @rac waits for: those of the request from the page where its
+ * read is now to where it stops, if the request holds that page (a miss
+ * there: synchronous readahead); false if none.  Read before the request
+ * grows.
  */
 static bool ext4dec_ra_waited(struct ext4dec_inode *ei, struct readahead_control *rac,
 			      u32 *first, u32 *last)
@@ -390,12 +400,15 @@ static bool ext4dec_ra_waited(struct ext4dec_inode *ei, struct readahead_control
 	struct ext4dec_reader *r = ext4dec_reader_slot();
 	pgoff_t start = readahead_index(rac);
 	pgoff_t end = start + readahead_count(rac) - 1;
+	pgoff_t at;
 
-	if (READ_ONCE(r->task) != current || r->mapping != rac->mapping ||
-	    r->last < start || r->first > end)
+	if (READ_ONCE(r->task) != current || r->mapping != rac->mapping)
 		return false;
-	*first = ((loff_t)max(r->first, start) << PAGE_SHIFT) / ei->sf.info.chunk_size;
-	*last = ((loff_t)min(r->last, end) << PAGE_SHIFT) / ei->sf.info.chunk_size;
+	at = *r->pos >> PAGE_SHIFT;
+	if (at < start || at > end || at > r->last)
+		return false;
+	*first = ((loff_t)at << PAGE_SHIFT) / ei->sf.info.chunk_size;
+	*last = ((((loff_t)min(r->last, end) + 1) << PAGE_SHIFT) - 1) / ei->sf.info.chunk_size;
 	return true;
 }
 
@@ -431,6 +444,23 @@ static void ext4dec_ra_req_finish(struct ra_req *req, bool all, u32 first, u32 l
 }
 
 /*
+ * Wait for the compressed bytes of @req, keep those of its chunks after
+ * its own up to @ahead, then inflate its batches that hold chunks @first
+ * to @last (all of them if @all) and leave the others to the workers.
+ */
+static void ext4dec_ra_req_wait(struct ra_req *req, struct completion *done, u32 ahead,
+				bool all, u32 first, u32 last)
+{
+	/* where a folio took the request past its last chunk */
+	u32 req_last = req->batch[req->nr_batches - 1].last;
+
+	wait_for_completion_io(done);
+	if (ahead > req_last)
+		ext4dec_ra_keep_ahead(req, req_last + 1, ahead);
+	ext4dec_ra_req_finish(req, all, first, last);
+}
+
+/*
  * Marks the readahead state of a fault's read-around: ext4dec_readahead()
  * leaves all of it to the workers, even a single chunk, since nobody
  * waits for it.  prev_pos is the ondemand algorithm's;
@@ -449,18 +479,20 @@ static bool ext4dec_ra_fault_around(const struct readahead_control *rac)
  *
  * The compressed bytes of the request are read at once (in runs of at
  * most EXT4DEC_RA_BYTES); a request of several chunks is cut into
- * batches, one per worker.  The batches holding the chunks the calling
- * task waits for (ext4dec_ra_waited()), or a single chunk, which a reader
- * is most likely waiting for, are inflated here, as everything is without
- * workers or with reader_inflates; the workers inflate the others when
- * their bytes are in, while the caller goes on (and starts the next
- * readahead).
+ * batches, one per worker.  The batches of the first run that hold chunks
+ * the calling task waits for (ext4dec_ra_waited()) are inflated here,
+ * once the I/O of the other runs is started; so is a single chunk, which
+ * a reader is most likely waiting for, and everything without workers or
+ * with reader_inflates.  The workers inflate the others when their bytes
+ * are in, while the caller goes on (and starts the next readahead).
  */
 void ext4dec_readahead(struct readahead_control *rac)
 {
 	struct ext4dec_inode *ei = ext4dec_get(rac->mapping->host);
 	unsigned int nofs, workers = ext4dec_nr_workers();
 	u32 csize, req_first, req_last, per, wait_first = 0, wait_last = 0;
+	DECLARE_COMPLETION_ONSTACK(own_done);
+	struct ra_req *own = NULL;
 	bool in_caller, waited;
 	struct folio *folio;
 	loff_t start, end;
@@ -495,9 +527,9 @@ void ext4dec_readahead(struct readahead_control *rac)
 		u32 first = folio_pos(folio) / csize;
 		DECLARE_COMPLETION_ONSTACK(done);
 		struct ext4dec_cached *kept = NULL;
+		struct completion *wait = NULL;
 		u32 last, ahead;
 		struct ra_req *req;
-		bool mine;
 
 		if (folio_pos(folio) >= ei->sf.info.size) {
 			/* past EOF: a reader that sampled the raw size */
@@ -513,21 +545,22 @@ void ext4dec_readahead(struct readahead_control *rac)
 			if (!kept && ext4dec_cache_ahead(ei))
 				ahead = ext4dec_ra_ahead_end(ei, first);
 		}
-		mine = in_caller || (waited && first <= wait_last && last >= wait_first);
+		if (in_caller)
+			wait = &done;
+		else if (waited && !own && first <= wait_last && last >= wait_first)
+			wait = &own_done;
 		req = ext4dec_ra_req_start(ei, rac, &folio, first, last, ahead, kept, per,
-					   mine ? &done : NULL);
+					   wait);
 		if (!req)
 			continue;	/* out of memory: read_folio() retries */
 		ext4dec_raw_read_put(&req->rr);
-		if (!mine)
-			continue;
-		/* where a folio took the request past @last */
-		last = req->batch[req->nr_batches - 1].last;
-		wait_for_completion_io(&done);
-		if (ahead > last)
-			ext4dec_ra_keep_ahead(req, last + 1, ahead);
-		ext4dec_ra_req_finish(req, in_caller, wait_first, wait_last);
+		if (wait == &own_done)
+			own = req;	/* finished once the next runs' I/O is started */
+		else if (wait)
+			ext4dec_ra_req_wait(req, wait, ahead, true, 0, 0);
 	}
+	if (own)
+		ext4dec_ra_req_wait(own, &own_done, 0, false, wait_first, wait_last);
 	memalloc_nofs_restore(nofs);
 out:
 	ext4dec_put(ei);
