@@ -251,7 +251,8 @@ main() {
 		cp -a "$src/." "$bdir/"
 		log="$out/build-$(basename "$src").log"
 		vm_log "building module $src against $K_KDIR${K_ENV:+ in $K_ENV}"
-		if ! vm_kmake "$kver" -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" \
+		# in the root found above (vm_kmake would look it up again)
+		if ! vm_kbuild_in "$K_ENV" "$kver" make -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" \
 			${make_args[@]+"${make_args[@]}"} -j"$(nproc)" modules >"$log" 2>&1; then
 			tail -n 30 "$log" >&2
 			missing=$(vm_missing_tool_deps "$kver" | tr '\n' ' ')
