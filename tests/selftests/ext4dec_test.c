@@ -3112,7 +3112,9 @@ TEST_F_TIMEOUT(ext4dec, readers_inflate_what_they_wait_for, SLOW)
 		ASSERT_EQ(0, memcmp(buf, orig + off, sizeof(buf))) TH_LOG("pread at %lld", (long long)off);
 	}
 	close(fd);
-	EXPECT_EQ(12 * 8, counter("chunks_inflated") - chunks);
+	/* 8 chunks a pread, but for a page drop_caches may have left */
+	EXPECT_LE(12 * 8 - 4, counter("chunks_inflated") - chunks);
+	EXPECT_GE(12 * 8, counter("chunks_inflated") - chunks);
 	EXPECT_EQ(0, counter("worker_chunks") - work) TH_LOG("chunks the reader waited for went to the workers");
 	EXPECT_EQ(runtime, workers_runtime()) TH_LOG("the workers ran for the reader's preads");
 
