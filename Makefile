@@ -39,6 +39,7 @@
 KVER	?= $(shell uname -r)
 KDIR	?= /lib/modules/$(KVER)/build
 PREFIX	?= /usr/local
+LIBEXECDIR ?= $(PREFIX)/libexec
 DESTDIR	?=
 VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 MODULE_SRCS := Kbuild dkms.conf include szip ext4dec
@@ -73,6 +74,7 @@ FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
 IOCTL32   := build/selftests/ext4dec_ioctl32
 DEMO_HELPER := build/demo/ext4dec_demo
+XATTRS	  := tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs
 
 .PHONY: all tool module check check-full test-programs deps debug-kernel fuzz demo \
 	demo-libc clean install uninstall install-tools uninstall-tools \
@@ -105,11 +107,18 @@ $(FUZZ): $(SZIP_SRCS) $(FUZZ_SRCS) $(HDRS)
 	$(CLANG) $(USER_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $(SZIP_SRCS) $(FUZZ_SRCS) -lz -lzstd -llz4 -lxxhash
 
+# ext4dec-compress's helper: a file's extended attributes onto its
+# replacement (ACLs, SELinux label), where getfattr/setfattr may be missing
+tool: $(XATTRS)
+$(XATTRS): tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs.c
+	$(CC) $(USER_CFLAGS) -o $@ $<
+
 # Install (README "Install"; DESTDIR stages a package):
 #   install        the tools, then the module: without a kernel build tree at
 #                  KDIR the module is skipped with a warning, and the exit
 #                  status is still 0 (the tools are installed)
-#   install-tools  szip, the ext4dec-* scripts and the man pages under PREFIX
+#   install-tools  szip, the ext4dec-* scripts and the man pages under PREFIX,
+#                  ext4dec-compress's helper in LIBEXECDIR/ext4dec
 #   install-module ext4dec.ko for KVER (built against KDIR) in
 #                  /lib/modules/KVER/extra, depmod, and MODULES_LOAD, which
 #                  has systemd load it at boot; fails without KDIR
@@ -142,6 +151,7 @@ install-tools: tool
 	install -D -m 0755 scripts/ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-compress
 	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress
 	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-status
+	install -D -m 0755 $(XATTRS) $(DESTDIR)$(LIBEXECDIR)/ext4dec/ext4dec-copy-xattrs
 
 install-module:
 	@test -f "$(KDIR)/Makefile" || \
@@ -168,6 +178,8 @@ uninstall-tools:
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-compress \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-status
+	rm -f $(DESTDIR)$(LIBEXECDIR)/ext4dec/ext4dec-copy-xattrs
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/ext4dec 2>/dev/null
 
 uninstall-module:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko $(DESTDIR)$(MODULES_LOAD)
@@ -287,7 +299,7 @@ fuzz: $(FUZZ)
 	$(FUZZ) -merge=1 tests/fuzz/corpus build/fuzz/new
 
 clean:
-	rm -rf build $(TOOL)
+	rm -rf build $(TOOL) $(XATTRS)
 	rm -f ext4dec.ko ext4dec.mod ext4dec.mod.c ext4dec.o modules.order \
 		Module.symvers .*.cmd ext4dec/*.o ext4dec/.*.cmd szip/*.o \
 		szip/.*.cmd .ext4dec*
