@@ -2404,6 +2404,78 @@ TEST_F(ext4dec, v2_zstd_dictionary_or_refused)
 	}
 }
 
+/*
+ * What an mmap() of 4 KiB of @name gives: -errno if it fails, else 0 if
+ * reading the page kills the reader with SIGBUS (past the end of the
+ * file), 1 if it reads.  Used for the empty file below.
+ */
+static int empty_mmap_outcome(const char *name)
+{
+	int fd = open(name, O_RDONLY), status, ret;
+	volatile unsigned char *p;
+	pid_t pid;
+
+	if (fd < 0)
+		return -errno;
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ret = p == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	pid = fork();
+	if (!pid) {
+		(void)p[0];
+		_exit(0);
+	}
+	munmap((void *)p, 4096);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -ECHILD;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS)
+		return 0;
+	return WIFEXITED(status) ? 1 : -ECHILD;
+}
+
+/*
+ * An empty file in format 2 (a header, no chunks; what szip writes for an
+ * empty input), +c: served as an empty file, as an ordinary empty file is,
+ * when activated by chattr and again at its first open after eviction.
+ */
+TEST_F(ext4dec, v2_empty_file_is_served_empty)
+{
+	struct stat st;
+	char buf[64];
+	int fd, err, round;
+
+	ASSERT_EQ(0, run(": > '%s' && szip -qc /dev/null > '%s'", path("empty0"),
+			 path("v2empty")));
+	ASSERT_EQ(0, stat(path("v2empty"), &st));
+	ASSERT_LT(0, st.st_size) TH_LOG("the szip file has its header");
+	err = change_flags(path("v2empty"), FS_COMPR_FL, 0);
+	ASSERT_EQ(0, err) TH_LOG("chattr +c: %s", strerror(err));
+	for (round = 0; round < 2; round++) {
+		if (round)
+			drop_caches();
+		ASSERT_EQ(0, stat(path("v2empty"), &st));
+		EXPECT_EQ(0, st.st_size) TH_LOG("round %d", round);
+		fd = open(path("v2empty"), O_RDONLY);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, read(fd, buf, sizeof(buf)));
+		EXPECT_EQ(0, pread(fd, buf, sizeof(buf), 4096));
+		EXPECT_EQ(0, lseek(fd, 0, SEEK_END));
+		EXPECT_EQ(-1, lseek(fd, 0, SEEK_DATA));
+		EXPECT_EQ(ENXIO, errno);
+		/* a mapping of 0 bytes fails, whatever the file */
+		EXPECT_EQ(MAP_FAILED, mmap(NULL, 0, PROT_READ, MAP_SHARED, fd, 0));
+		EXPECT_EQ(EINVAL, errno);
+		close(fd);
+		/* one of 4 KiB: as for an ordinary empty file */
+		EXPECT_EQ(empty_mmap_outcome(path("empty0")),
+			  empty_mmap_outcome(path("v2empty"))) TH_LOG("round %d", round);
+	}
+	EXPECT_EQ(0, run("lsattr -d '%s' | cut -d' ' -f1 | grep -q c", path("v2empty")));
+	EXPECT_TRUE(same_contents(path("empty0"), path("v2empty")));
+}
+
 /* Format 2 header fields the module must refuse */
 TEST_F(ext4dec, v2_malformed_headers_refused)
 {
