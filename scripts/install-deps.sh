@@ -7,7 +7,8 @@
 # Usage: scripts/install-deps.sh host
 #   host: compiler, zlib, libdeflate, libzstd, liblz4, libxxhash, clang + libFuzzer runtime, python3
 #         with zstandard and lz4 (the CLI tests' reference reader),
-#         sparse (kernel lint), e2fsprogs, dkms and groff (packaging tests)
+#         sparse (kernel lint), e2fsprogs, dkms and groff (packaging tests),
+#         attr and acl (the scripts' tests set extended attributes and ACLs)
 #
 # Runs apt-get as root directly or through sudo.  Does nothing (and needs
 # no privileges) when everything is already installed.
@@ -17,7 +18,7 @@ set -euo pipefail
 host_pkgs=(make gcc libc6-dev zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev
 	   python3-zstandard python3-lz4
 	   libxxhash-dev clang libclang-rt-dev python3 coreutils sparse e2fsprogs dkms groff-base
-	   kmod)
+	   kmod attr acl)
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib/apt.sh

@@ -280,6 +280,91 @@ check "format_1_on_request" packed_as ' 16384 +0 +x86 +-15 +deflate +- ' --forma
 check "codec_on_request_uses_szip_defaults" \
 	packed_as ' 16384 +0 +x86 +- +lz4 +- ' --codec=lz4 -1
 
+# ------------------------------------------------ extended attributes
+# A user xattr (also an empty one), a trusted one, the SELinux label (a
+# plain security.* attribute while SELinux is not the active LSM) and a
+# POSIX ACL (system.posix_acl_access) go with the file both ways; the
+# guest's getfattr/setfattr/getfacl/setfacl are the host's (attr, acl).
+
+# xattrs_of FILE: every extended attribute of FILE, values in hex
+xattrs_of() { getfattr --absolute-names -h -d -m - -e hex "$1" | grep -v '^# file: '; }
+# with_metadata FILE: a copy of busybox with all of them
+with_metadata() {
+	cp /bin/busybox "$1" &&
+		setfattr -n user.ext4dec.test -v kept "$1" &&
+		setfattr -n user.ext4dec.empty "$1" &&
+		setfattr -n trusted.ext4dec.test -v 0x00ff01 "$1" &&
+		setfattr -n security.selinux -v system_u:object_r:bin_t:s0 "$1" &&
+		setfacl -m u:1234:r-x,g:567:r "$1"
+}
+# metadata_kept FILE CMD...: CMD FILE (a conversion) succeeds, keeping
+# every attribute and the ACL of FILE, and its contents
+metadata_kept() {
+	f=$1
+	shift
+	want=$(xattrs_of "$f") acl=$(getfacl -cp "$f") s=$(sha "$f")
+	for n in user.ext4dec.test user.ext4dec.empty trusted.ext4dec.test \
+		security.selinux system.posix_acl_access; do
+		echo "$want" | grep -q "^$n=" || { echo "setup: no $n on $f"; return 1; }
+	done
+	"$@" "$f" || { echo "$* failed"; return 1; }
+	[ "$(xattrs_of "$f")" = "$want" ] ||
+		{ printf 'before %s:\n%s\nafter:\n' "$*" "$want"; xattrs_of "$f"; return 1; }
+	[ "$(getfacl -cp "$f")" = "$acl" ] || { echo "ACL changed"; getfacl -cp "$f"; return 1; }
+	[ "$(sha "$f")" = "$s" ] || { echo "contents changed"; return 1; }
+}
+# xattrs_kept CMD...: CMD ext4dec-compress, then CMD ext4dec-decompress
+xattrs_kept() {
+	f=$top/meta
+	rm -f "$f"
+	with_metadata "$f" || return 1
+	metadata_kept "$f" "$@" ext4dec-compress || return 1
+	case $(flags "$f") in *c*) ;; *) echo "not +c"; return 1 ;; esac
+	metadata_kept "$f" "$@" ext4dec-decompress || return 1
+	case $(flags "$f") in *c*) echo "still +c"; return 1 ;; esac
+}
+if command -v setfattr >/dev/null && command -v setfacl >/dev/null; then
+	check "compress_decompress_keep_xattrs_acl_selinux_label" xattrs_kept
+	# the replacement has the file's attributes, not its directory's
+	not_inherited() {
+		d=$top/dacl
+		mkdir -p "$d" && cp /bin/busybox "$d/f" && setfacl -d -m u:4321:rwx "$d" || return 1
+		for cmd in ext4dec-compress ext4dec-decompress; do
+			"$cmd" "$d/f" || return 1
+			! getfattr --absolute-names -h -m - "$d/f" | grep posix_acl ||
+				{ echo "$cmd: the directory's default ACL was inherited"; return 1; }
+		done
+	}
+	check "replacement_does_not_inherit_a_default_acl" not_inherited
+	# without the helper: getfattr and setfattr
+	mkdir -p /tmp/nohelper
+	for c in ext4dec-compress ext4dec-decompress; do
+		cp /payload/bin/ext4dec-compress "/tmp/nohelper/$c"
+	done
+	check "keeps_them_with_getfattr_setfattr_when_the_helper_is_missing" \
+		xattrs_kept env PATH=/tmp/nohelper:/bin
+	# neither: refused, not lost
+	mkdir -p /tmp/bare
+	for t in /bin/*; do
+		case ${t##*/} in
+		getfattr | setfattr) ;;
+		*) ln -sf "$t" /tmp/bare/ ;;
+		esac
+	done
+	cp /tmp/nohelper/* /tmp/bare/
+	rm -f "$top/meta"
+	with_metadata "$top/meta"
+	check "refused_when_xattrs_cannot_be_copied" refused "$top/meta" "extended attributes" \
+		env PATH=/tmp/bare ext4dec-compress "$top/meta"
+else
+	for t in compress_decompress_keep_xattrs_acl_selinux_label \
+		replacement_does_not_inherit_a_default_acl \
+		keeps_them_with_getfattr_setfattr_when_the_helper_is_missing \
+		refused_when_xattrs_cannot_be_copied; do
+		skip "$t" "no setfattr or setfacl in the guest"
+	done
+fi
+
 echo -1 >"$params/trusted_gid"
 tap_plan
 [ "$tap_fail" = 0 ]

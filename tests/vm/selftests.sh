@@ -9,7 +9,8 @@
 #        EXT4DEC_SELFTESTS="-t NAME ..." runs only those selftests (the
 #        kselftest harness's options), then the scripts' tests
 #
-# Needs tools/szip/szip, build/selftests/ext4dec_test and
+# Needs tools/szip/szip, tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs
+# (make), build/selftests/ext4dec_test and
 # build/selftests/ext4dec_ioctl32 (make check builds them); ext4dec.ko
 # and the test module tests/selftests/hookblock are built for each
 # kernel.  Per kernel: the TAP, a summary line, and the harness's verdict
@@ -38,6 +39,13 @@ cp tests/selftests/run.sh tests/selftests/scripts.sh tests/selftests/hookblock.s
 printf '%s\n' "${EXT4DEC_SELFTESTS:-}" >"$payload/selftests.args"
 cp -L scripts/ext4dec-compress scripts/ext4dec-decompress \
 	scripts/ext4dec-status "$payload/bin/"
+# ext4dec-compress's helper, and the host's tools that set and read
+# extended attributes and ACLs (busybox has none) for the scripts' tests
+cp tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs "$payload/bin/"
+xattr_bins=()
+for t in getfattr setfattr getfacl setfacl; do
+	command -v "$t" >/dev/null && xattr_bins+=(--bin "$t")
+done
 
 # hookblock.sh makes ext4dec's load fail on purpose: its hook errors
 # (it counts them) are no failure of the run
@@ -58,7 +66,7 @@ for s in "${series[@]}"; do
 	suite_boot vm "$s" "build/vm/$s" -p "$payload" --module-src build/module-src \
 		--module-src tests/selftests/hookblock \
 		--bin tools/szip/szip --bin build/selftests/ext4dec_test \
-		--bin build/selftests/ext4dec_ioctl32 \
+		--bin build/selftests/ext4dec_ioctl32 ${xattr_bins[@]+"${xattr_bins[@]}"} \
 		"${pmem[@]}" -t "$limit"
 done
 
