@@ -365,6 +365,23 @@ else
 	done
 fi
 
+# ------------------------------------------------------------ empty files
+: >"$top/empty"
+check "empty_file_left_unchanged" refused "$top/empty" "empty" ext4dec-compress "$top/empty"
+check "empty_file_dry_run_says_so" refused "$top/empty" "empty" ext4dec-compress -n "$top/empty"
+# an empty file in format 2 (a header, no chunks), +c: back to an ordinary one
+empty_decompress() {
+	if ! szip -qc /dev/null >"$top/empty.c" || ! chattr +c "$top/empty.c" ||
+		[ "$(stat -c %s "$top/empty.c")" != 0 ]; then
+		echo "setup"
+		return 1
+	fi
+	ext4dec-decompress "$top/empty.c" || return 1
+	case $(flags "$top/empty.c") in *c*) echo "still +c"; return 1 ;; esac
+	[ "$(stat -c %s "$top/empty.c")" = 0 ] && [ ! -s "$top/empty.c" ]
+}
+check "decompress_empty_compressed_file" empty_decompress
+
 echo -1 >"$params/trusted_gid"
 tap_plan
 [ "$tap_fail" = 0 ]
