@@ -382,6 +382,99 @@ empty_decompress() {
 }
 check "decompress_empty_compressed_file" empty_decompress
 
+# ---------------------------------------------------- files needed to boot
+# A system in $root (EXT4DEC_BOOT_ROOT), merged /usr; its initramfs image
+# is a cpio archive, listed by a stand-in for lsinitramfs (the guest has
+# none).  Every file is a copy of busybox (kmod: of kmod), so that it
+# would compress.
+root=$top/root
+mkdir -p "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib/x86_64-linux-gnu" \
+	"$root/usr/lib64" "$root/usr/lib/modules/6.0-test/kernel" "$root/boot" "$root/etc" \
+	"$root/opt" \
+	/tmp/lsbin /tmp/early/usr/lib/x86_64-linux-gnu
+for l in bin sbin lib lib64; do ln -sfn "usr/$l" "$root/$l"; done
+cp /bin/busybox "$root/usr/bin/busybox"
+ln -sf ../bin/busybox "$root/usr/sbin/init"
+cp /bin/kmod "$root/usr/bin/kmod"
+ln -sf ../bin/kmod "$root/usr/sbin/modprobe"
+for f in ld-linux-x86-64.so.2:usr/lib64 libc.so.6:usr/lib/x86_64-linux-gnu \
+	libkmod.so.2:usr/lib/x86_64-linux-gnu liblzma.so.5:usr/lib/x86_64-linux-gnu \
+	libearly.so.1:usr/lib/x86_64-linux-gnu libfree.so.1:usr/lib/x86_64-linux-gnu \
+	libfree2.so.1:usr/lib/x86_64-linux-gnu x.ko:usr/lib/modules/6.0-test/kernel \
+	vmlinuz-6.0-test:boot big.conf:etc libfree3.so.1:opt; do
+	cp /bin/busybox "$root/${f#*:}/${f%%:*}"
+done
+touch /tmp/early/usr/lib/x86_64-linux-gnu/libearly.so.1
+(cd /tmp/early && find usr | cpio -o -H newc 2>/dev/null) >"$root/boot/initrd.img-6.0-test"
+cat >/tmp/lsbin/lsinitramfs <<'LSEOF'
+#!/bin/sh
+# lsinitramfs IMAGE, for the test: a plain cpio archive's names
+exec cpio -t <"$1" 2>/dev/null
+LSEOF
+chmod +x /tmp/lsbin/lsinitramfs
+# boot_refused FILE REASON: ext4dec-compress of $root/FILE exits 1,
+# naming FILE and REASON, and changes nothing
+boot_refused() {
+	before=$(sha "$root/$1")
+	env EXT4DEC_BOOT_ROOT="$root" PATH="/tmp/lsbin:$PATH" \
+		ext4dec-compress "$root/$1" >/tmp/boot.out 2>&1
+	rc=$?
+	cat /tmp/boot.out
+	[ "$rc" = 1 ] || { echo "exit status $rc"; return 1; }
+	grep -qF "$root/$1: needed to boot ($2" /tmp/boot.out || { echo "no 'needed to boot ($2'"; return 1; }
+	case $(flags "$root/$1") in *c*) echo "+c"; return 1 ;; esac
+	[ "$(sha "$root/$1")" = "$before" ] || { echo "changed"; return 1; }
+}
+check "boot_refuses_under_boot" boot_refused boot/vmlinuz-6.0-test "under /boot"
+check "boot_refuses_modules_through_lib_symlink" boot_refused lib/modules/6.0-test/kernel/x.ko "under /usr/lib/modules"
+check "boot_refuses_etc" boot_refused etc/big.conf "under /etc"
+check "boot_refuses_dynamic_loader" boot_refused lib64/ld-linux-x86-64.so.2 "the dynamic loader"
+check "boot_refuses_init" boot_refused usr/bin/busybox "/sbin/init"
+check "boot_refuses_libraries_of_init" boot_refused lib/x86_64-linux-gnu/libc.so.6 \
+	"a shared library of /sbin/init"
+check "boot_refuses_module_loader" boot_refused usr/bin/kmod "the module loader /sbin/modprobe"
+check "boot_refuses_libraries_of_the_module_loader" boot_refused \
+	usr/lib/x86_64-linux-gnu/liblzma.so.5 "a shared library of the module loader /sbin/modprobe"
+check "boot_refuses_libkmod" boot_refused usr/lib/x86_64-linux-gnu/libkmod.so.2 "libkmod"
+check "boot_refuses_initramfs_contents" boot_refused usr/lib/x86_64-linux-gnu/libearly.so.1 \
+	"in /boot/initrd.img-6.0-test"
+check "boot_compresses_other_files" sh -c "env EXT4DEC_BOOT_ROOT='$root' PATH='/tmp/lsbin:$PATH' \
+	ext4dec-compress '$root/usr/lib/x86_64-linux-gnu/libfree.so.1' &&
+	lsattr '$root/usr/lib/x86_64-linux-gnu/libfree.so.1' | cut -d' ' -f1 | grep -q c"
+check "boot_dry_run_says_would_be_refused" exits 1 \
+	"vmlinuz-6.0-test: would be refused: needed to boot (under /boot)" \
+	env EXT4DEC_BOOT_ROOT="$root" PATH="/tmp/lsbin:$PATH" ext4dec-compress -n "$root/boot/vmlinuz-6.0-test"
+boot_recursive() {
+	d=$root/usr/lib/x86_64-linux-gnu
+	env EXT4DEC_BOOT_ROOT="$root" PATH="/tmp/lsbin:$PATH" ext4dec-compress -r "$d" \
+		>/tmp/boot.out 2>&1
+	rc=$?
+	cat /tmp/boot.out
+	[ "$rc" = 1 ] || { echo "exit status $rc"; return 1; }
+	case $(flags "$d/libfree2.so.1") in *c*) ;; *) echo "libfree2.so.1 not +c"; return 1 ;; esac
+	for f in libc.so.6 libearly.so.1 libkmod.so.2; do
+		case $(flags "$d/$f") in *c*) echo "$f: +c"; return 1 ;; esac
+		grep -qF "$d/$f: needed to boot (" /tmp/boot.out || { echo "$f: no reason"; return 1; }
+	done
+}
+check "boot_recursive_compresses_only_the_others" boot_recursive
+check "boot_without_lsinitramfs_refuses_everything" refused \
+	"$root/opt/libfree3.so.1" "lsinitramfs" \
+	env EXT4DEC_BOOT_ROOT="$root" ext4dec-compress "$root/opt/libfree3.so.1"
+boot_forced() {
+	f=$root/boot/vmlinuz-6.0-test
+	env EXT4DEC_BOOT_ROOT="$root" PATH="/tmp/lsbin:$PATH" ext4dec-compress --force-boot "$f" ||
+		return 1
+	case $(flags "$f") in *c*) ;; *) echo "not +c"; return 1 ;; esac
+	[ "$(sha "$f")" = "$(sha /bin/busybox)" ] || return 1
+	# the way back is never refused
+	env EXT4DEC_BOOT_ROOT="$root" PATH="/tmp/lsbin:$PATH" ext4dec-decompress "$f" || return 1
+	case $(flags "$f") in *c*) echo "still +c"; return 1 ;; esac
+}
+check "boot_force_boot_compresses_and_decompress_is_never_refused" boot_forced
+check "boot_force_boot_is_compress_only" exits 2 "unknown option" \
+	ext4dec-decompress --force-boot "$root/boot/vmlinuz-6.0-test"
+
 echo -1 >"$params/trusted_gid"
 tap_plan
 [ "$tap_fail" = 0 ]
