@@ -61,8 +61,8 @@ fail() {
 	exit 1
 }
 
-for f in tools/szip/szip build/demo/ext4dec_demo; do
-	[[ -x $f ]] || fail "$f is missing (make tools/szip/szip build/demo/ext4dec_demo)"
+for f in tools/szip/szip tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs build/demo/ext4dec_demo; do
+	[[ -x $f ]] || fail "$f is missing (make tool build/demo/ext4dec_demo)"
 done
 
 start=$SECONDS
@@ -76,7 +76,7 @@ cp -r Kbuild dkms.conf include szip ext4dec "$work/module-src/"
 cp tests/vm/payloads/firefox/run.sh tests/vm/payloads/firefox/lib.sh \
 	tests/vm/payloads/firefox/page.html \
 	tests/vm/payloads/firefox/user.js "$work/payload/"
-cp -L scripts/ext4dec-compress "$work/payload/bin/"
+cp -L scripts/ext4dec-compress tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs "$work/payload/bin/"
 {
 	printf 'DEMO_MODE=%q\n' "$mode"
 	printf 'DEMO_COMPRESS_OPTS=%q\n' "$compress_opts"

@@ -9,7 +9,9 @@
 # (ok, not_ok, tap_plan...) of /payload/tap.sh, which run-vm.sh adds.
 #
 # Needs /bin/szip and /bin/ext4dec_demo in the guest (run-vm.sh --bin),
-# and /payload/bin/ext4dec-compress and /payload/page.html.
+# and /payload/bin/ext4dec-compress (with its helper ext4dec-copy-xattrs,
+# which the chroot gets where make install-tools puts it, when there) and
+# /payload/page.html.
 
 # shellcheck source=tests/lib/tap.sh
 . /payload/tap.sh
@@ -85,9 +87,12 @@ chroot_setup() {
 		return 1
 	fi
 	# the tools, as an administrator would install them
-	if ! { mkdir -p "$root/usr/local/bin" "$root/usr/local/sbin" "$root/usr/local/lib" &&
+	if ! { mkdir -p "$root/usr/local/bin" "$root/usr/local/sbin" "$root/usr/local/lib" \
+		"$root/usr/local/libexec/ext4dec" &&
 		cp /bin/szip /bin/ext4dec_demo "$root/usr/local/bin/" &&
 		cp /payload/bin/ext4dec-compress "$root/usr/local/sbin/" &&
+		{ [ ! -f /payload/bin/ext4dec-copy-xattrs ] ||
+			cp /payload/bin/ext4dec-copy-xattrs "$root/usr/local/libexec/ext4dec/"; } &&
 		ln -sf ext4dec-compress "$root/usr/local/sbin/ext4dec-decompress" &&
 		ln -sf ext4dec-compress "$root/usr/local/sbin/ext4dec-status" &&
 		cp /payload/page.html "$root/tmp/"; }; then
