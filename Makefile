@@ -2,7 +2,8 @@
 #
 # ext4dec top-level Makefile.
 #
-#   make              build the szip tool, and ext4dec.ko against KDIR
+#   make              build the szip tool and ext4dec-status's helper
+#                     (ext4dec-query), and ext4dec.ko against KDIR
 #   make check        install what the tests need, then run every test
 #                     suite (what CI runs): host suites, kernel lint, the
 #                     selftests, stress and the libxul check in QEMU on
@@ -69,6 +70,10 @@ HDRS	  := $(wildcard include/*.h szip/*.h tools/szip/*.h tests/unit/*.h)
 
 TOOL	  := tools/szip/szip
 SAN_TOOL  := build/san/szip
+QUERY	  := tools/ext4dec-query/ext4dec-query
+SAN_QUERY := build/san/ext4dec-query
+QUERY_SRCS := tools/ext4dec-query/ext4dec-query.c include/ext4dec_ioctl.h \
+	      include/szip_format.h
 UNIT	  := build/san/test_szip
 FUZZ	  := build/fuzz/fuzz_decode
 SELFTEST  := build/selftests/ext4dec_test
@@ -82,7 +87,7 @@ XATTRS	  := tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs
 
 all: tool module
 
-tool: $(TOOL)
+tool: $(TOOL) $(QUERY)
 
 module:
 	@if [ -f "$(KDIR)/Makefile" ]; then \
@@ -97,6 +102,14 @@ $(TOOL): $(SZIP_SRCS) $(TOOL_SRCS) $(HDRS)
 $(SAN_TOOL): $(SZIP_SRCS) $(TOOL_SRCS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(SAN) -o $@ $(SZIP_SRCS) $(TOOL_SRCS) $(LIBS)
+
+# ext4dec-status's helper: EXT4DEC_IOC_GET_STATUS on each file
+$(QUERY): $(QUERY_SRCS)
+	$(CC) $(USER_CFLAGS) -DEXT4DEC_VERSION='"$(VERSION)"' -o $@ $<
+
+$(SAN_QUERY): $(QUERY_SRCS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(SAN) -DEXT4DEC_VERSION='"$(VERSION)"' -o $@ $<
 
 $(UNIT): $(SZIP_SRCS) $(UNIT_SRCS) $(HDRS)
 	@mkdir -p $(@D)
@@ -118,13 +131,16 @@ $(XATTRS): tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs.c
 #                  KDIR the module is skipped with a warning, and the exit
 #                  status is still 0 (the tools are installed)
 #   install-tools  szip, the ext4dec-* scripts and the man pages under PREFIX,
-#                  ext4dec-compress's helper in LIBEXECDIR/ext4dec
+#                  and the helpers of ext4dec-compress and ext4dec-status
+#                  in LIBEXECDIR/ext4dec
 #   install-module ext4dec.ko for KVER (built against KDIR) in
 #                  /lib/modules/KVER/extra, depmod, and MODULES_LOAD, which
 #                  has systemd load it at boot; fails without KDIR
 #   install-dkms   the sources in /usr/src/ext4dec-VERSION for dkms, and
 #                  MODULES_LOAD
 MODULES_LOAD := /usr/lib/modules-load.d/ext4dec.conf
+# the scripts look for their helpers at ../libexec/ext4dec/ beside themselves
+HELPERDIR := $(LIBEXECDIR)/ext4dec
 # depmod, when the modules of KVER are there (not for a kernel never installed)
 DEPMOD	= if [ -d "$(DESTDIR)/lib/modules/$(KVER)" ]; then \
 		depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER); fi
@@ -141,6 +157,7 @@ install: install-tools
 
 install-tools: tool
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/szip
+	install -D -m 0755 $(QUERY) $(DESTDIR)$(HELPERDIR)/ext4dec-query
 	install -D -m 0644 man/szip.1 $(DESTDIR)$(PREFIX)/share/man/man1/szip.1
 	install -D -m 0644 man/ext4dec.8 $(DESTDIR)$(PREFIX)/share/man/man8/ext4dec.8
 	install -D -m 0644 man/ext4dec-compress.8 \
@@ -151,7 +168,7 @@ install-tools: tool
 	install -D -m 0755 scripts/ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-compress
 	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress
 	ln -sf ext4dec-compress $(DESTDIR)$(PREFIX)/sbin/ext4dec-status
-	install -D -m 0755 $(XATTRS) $(DESTDIR)$(LIBEXECDIR)/ext4dec/ext4dec-copy-xattrs
+	install -D -m 0755 $(XATTRS) $(DESTDIR)$(HELPERDIR)/ext4dec-copy-xattrs
 
 install-module:
 	@test -f "$(KDIR)/Makefile" || \
@@ -177,9 +194,10 @@ uninstall-tools:
 		$(DESTDIR)$(PREFIX)/share/man/man8/ext4dec-status.8 \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-compress \
 		$(DESTDIR)$(PREFIX)/sbin/ext4dec-decompress \
-		$(DESTDIR)$(PREFIX)/sbin/ext4dec-status
-	rm -f $(DESTDIR)$(LIBEXECDIR)/ext4dec/ext4dec-copy-xattrs
-	-rmdir $(DESTDIR)$(LIBEXECDIR)/ext4dec 2>/dev/null
+		$(DESTDIR)$(PREFIX)/sbin/ext4dec-status \
+		$(DESTDIR)$(HELPERDIR)/ext4dec-copy-xattrs \
+		$(DESTDIR)$(HELPERDIR)/ext4dec-query
+	[ ! -d $(DESTDIR)$(HELPERDIR) ] || rmdir $(DESTDIR)$(HELPERDIR)
 
 uninstall-module:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/ext4dec.ko $(DESTDIR)$(MODULES_LOAD)
@@ -239,7 +257,7 @@ RUN_TESTS = tests/run-tests.sh $(if $(FUZZ_SECONDS),--fuzz-seconds=$(FUZZ_SECOND
 
 test-programs: deps debug-kernel
 	$(MAKE) all
-	$(MAKE) $(SAN_TOOL) $(UNIT) $(FUZZ) $(SELFTEST) $(IOCTL32) $(DEMO_HELPER)
+	$(MAKE) $(SAN_TOOL) $(SAN_QUERY) $(UNIT) $(FUZZ) $(SELFTEST) $(IOCTL32) $(DEMO_HELPER)
 
 check: test-programs
 	$(RUN_TESTS) --tier=check
@@ -299,7 +317,7 @@ fuzz: $(FUZZ)
 	$(FUZZ) -merge=1 tests/fuzz/corpus build/fuzz/new
 
 clean:
-	rm -rf build $(TOOL) $(XATTRS)
+	rm -rf build $(TOOL) $(QUERY) $(XATTRS)
 	rm -f ext4dec.ko ext4dec.mod ext4dec.mod.c ext4dec.o modules.order \
 		Module.symvers .*.cmd ext4dec/*.o ext4dec/.*.cmd szip/*.o \
 		szip/.*.cmd .ext4dec*

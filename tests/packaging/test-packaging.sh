@@ -141,9 +141,9 @@ ftrace_config_named() {
 }
 
 # install_without_kdir DEST: make install for a kernel with no build tree
-# installs the tools, scripts and man pages, says that the module was
-# skipped and how to build it, and succeeds; no module, and no
-# modules-load.d file that would fail at boot
+# installs the tools, scripts, ext4dec-status's helper and man pages, says
+# that the module was skipped and how to build it, and succeeds; no module,
+# and no modules-load.d file that would fail at boot
 install_without_kdir() {
 	local d=$1 out
 	out=$(make install DESTDIR="$d" PREFIX=/usr KDIR="$tmp/no-such-kdir" KVER=0.0-none 2>&1) ||
@@ -153,7 +153,8 @@ install_without_kdir() {
 		-a -f "$d/usr/share/man/man1/szip.1" -a -f "$d/usr/share/man/man8/ext4dec.8" \
 		-a -f "$d/usr/share/man/man8/ext4dec-compress.8" \
 		-a -f "$d/usr/share/man/man8/ext4dec-decompress.8" \
-		-a -f "$d/usr/share/man/man8/ext4dec-status.8" ||
+		-a -f "$d/usr/share/man/man8/ext4dec-status.8" \
+		-a -x "$d/usr/libexec/ext4dec/ext4dec-query" ||
 		{ echo "$out"; find "$d"; echo "tools, scripts or man pages missing"; return 1; }
 	if ! grep -q "ext4dec.ko skipped: no kernel build tree at $tmp/no-such-kdir" <<<"$out" ||
 		! grep -q "install-module KDIR=" <<<"$out" || ! grep -q "install-dkms" <<<"$out"; then
@@ -198,7 +199,8 @@ make_install() {
 # make_uninstall DEST: make uninstall leaves nothing of ours in DEST
 make_uninstall() {
 	kb make uninstall DESTDIR="$1" PREFIX=/usr KDIR="$kdir" KVER="$kver" >/dev/null || return 1
-	! find "$1" \( -type f -o -type l \) \( -name szip -o -name 'ext4dec*' -o -name szip.1 \) | grep .
+	! find "$1" \( -type f -o -type l \) \( -name szip -o -name 'ext4dec*' -o -name szip.1 \) | grep . &&
+		[[ ! -e $1/usr/libexec/ext4dec ]]
 }
 
 # dkms_build SRC TREE: dkms add and build into private trees, for the
@@ -234,10 +236,11 @@ for s in "${series[@]}"; do
 	dest=$tmp/dest-$kver
 
 	check "$s: make install (DESTDIR, PREFIX=/usr)" make_install "$dest"
-	check "$s: installed tool, scripts, man pages, module and modules.dep" \
+	check "$s: installed tool, scripts, helper, man pages, module and modules.dep" \
 		test -x "$dest/usr/bin/szip" -a -f "$dest/usr/share/man/man1/szip.1" \
 		-a -x "$dest/usr/sbin/ext4dec-compress" -a -x "$dest/usr/sbin/ext4dec-status" \
 		-a -x "$dest/usr/sbin/ext4dec-decompress" \
+		-a -x "$dest/usr/libexec/ext4dec/ext4dec-query" \
 		-a -f "$dest/usr/share/man/man8/ext4dec.8" \
 		-a -f "$dest/lib/modules/$kver/extra/ext4dec.ko" \
 		-a -s "$dest/lib/modules/$kver/modules.dep"
