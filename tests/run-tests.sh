@@ -4,6 +4,8 @@
 # tests/run-tests.sh - run every test suite (built by `make check`):
 #   unit  build/san/test_szip       the szip library and encoder (ASan/UBSan)
 #   cli   tests/cli/test_cli.sh     the szip command line, with build/san/szip
+#   query tests/cli/test_query.sh   ext4dec-query's command line and errors,
+#         with build/san/ext4dec-query
 #   fuzz  tests/fuzz/run-fuzz.sh    libFuzzer on the decoder, bounded time
 #   lint  scripts/kernel-lint.sh    checkpatch, kernel-doc, W=1 + sparse
 #   packaging tests/packaging/      make install/uninstall, DKMS, man pages
@@ -120,6 +122,7 @@ run_suite() {
 
 run_suite unit build/san/test_szip "$vectors"
 run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors" --big
+run_suite query tests/cli/test_query.sh --query=build/san/ext4dec-query
 run_suite fuzz tests/fuzz/run-fuzz.sh --seconds="$fuzz_seconds" \
 	--szip=tools/szip/szip --vectors="$vectors"
 if [[ $host_only -eq 0 ]]; then
