@@ -101,13 +101,71 @@ untrusted_status() {
 		chown 1234:1234 "$top/given" || return 1
 	rmmod ext4dec && modprobe ext4dec && echo 567 >"$params/trusted_gid" || return 1
 	ext4dec-status "$top" >/tmp/status.out
-	grep -q "^untrusted .* $top/given\$" /tmp/status.out ||
+	grep -q "^refused/untrusted .* $top/given\$" /tmp/status.out ||
 		{ cat /tmp/status.out; return 1; }
 	grep -q '^refused/untrusted  *[1-9]' /tmp/status.out ||
 		{ cat /tmp/status.out; return 1; }
 }
 check "status_shows_untrusted" untrusted_status
 rm -f "$top/given"
+
+# status_row FILE: FILE's row of ext4dec-status (state disk size ratio
+# codec chunk inflated file), its warnings on /tmp/status.err
+status_row() {
+	ext4dec-status "$1" 2>/tmp/status.err | grep " $1\$"
+}
+# what the module tells, not guesses: a +c file that is not szip (made in
+# a +c directory, which gives its files +c) is refused, and read raw
+status_not_szip() {
+	mkdir -p "$top/cdir" && chattr +c "$top/cdir" &&
+		echo 'not szip' >"$top/cdir/text" || return 1
+	row=$(status_row "$top/cdir/text")
+	echo "$row"
+	cat /tmp/status.err
+	case $row in refused/not_szip\ *) ;; *) return 1 ;; esac
+	# shellcheck disable=SC2086 # the row's words: no codec, chunk, inflated
+	set -- $row
+	[ $# = 8 ] && [ "$5 $6 $7" = "- - -" ] || return 1
+	grep -q 'refused by the module' /tmp/status.err
+}
+check "status_shows_refused_not_szip" status_not_szip
+# a +c file open for writing is not activated: inactive
+status_inactive() {
+	(exec 3>>"$top/cdir/written"; sleep 60) &
+	writer=$!
+	sleep 0.5
+	row=$(status_row "$top/cdir/written")
+	kill "$writer"
+	wait "$writer" 2>/dev/null
+	echo "$row"
+	case $row in inactive\ *) ;; *) return 1 ;; esac
+}
+check "status_shows_inactive_while_written" status_inactive
+rm -rf "$top/cdir"
+# the codec and chunk size shown are the file's (szip -l of its raw bytes),
+# and its inflated chunks grow when it is read again from disk
+status_facts() {
+	f=$top/facts
+	cp /bin/busybox "$f" && ext4dec-compress --codec=lz4 --chunk-size=64K "$f" || return 1
+	# shellcheck disable=SC2046 # the row's words
+	set -- $(status_row "$f")
+	echo "before: $*"
+	[ $# = 8 ] && [ "$1 $5 $6" = "active lz4 65536" ] || return 1
+	[ "$3" = "$(stat -c %s /bin/busybox)" ] || { echo "size $3"; return 1; }
+	before=$7
+	sync && echo 1 >/proc/sys/vm/drop_caches && cat "$f" >/dev/null || return 1
+	# shellcheck disable=SC2046
+	set -- $(status_row "$f")
+	echo "after a cold read: $*"
+	if [ $# != 8 ] || ! [ "$7" -gt "$before" ] 2>/dev/null; then
+		echo "chunks inflated: $before before"
+		return 1
+	fi
+	chattr -c "$f" && szip -l "$f" >/tmp/list.out && chattr +c "$f" || return 1
+	cat /tmp/list.out
+	awk 'NR == 2 { exit !($5 == 65536 && $9 == "lz4") }' /tmp/list.out
+}
+check "status_codec_chunk_size_and_chunks_inflated_from_the_module" status_facts
 cp /bin/busybox "$top/plain"
 cp /bin/busybox /tmp/on-tmpfs
 check "refuses_not_ext4" refused /tmp/on-tmpfs "not on ext4" ext4dec-compress /tmp/on-tmpfs
@@ -171,6 +229,35 @@ check "compress_of_a_missing_file_fails" exits 1 "nope: No such file" \
 	ext4dec-compress "$top/nope"
 check "each_command_has_version" sh -c \
 	'ext4dec-compress --version && ext4dec-decompress --version && ext4dec-status --version'
+# ext4dec-query: one key=value line per file, the name last and escaped;
+# errors name the file, and tell a file not on ext4 from a missing module
+query_line() {
+	f=$top/facts
+	line=$(ext4dec-query "$f") || return 1
+	echo "$line"
+	case $line in
+	"state=active refusal=- format=2 codec=lz4 chunk_size=65536 nr_chunks="*" size=$(stat -c %s /bin/busybox) raw_size="*" chunks_inflated="*" file=$f") ;;
+	*) return 1 ;;
+	esac
+	cp "$f" "$top/new
+line\\" && line=$(ext4dec-query "$top/new
+line\\") || return 1
+	echo "$line"
+	case $line in *" file=$top/new\012line\134") ;; *) return 1 ;; esac
+	rm -f "$top/new
+line\\"
+}
+check "query_prints_one_line_per_file" query_line
+cp /bin/busybox /tmp/query-tmpfs
+check "query_refuses_not_ext4" exits 1 "query-tmpfs: not on ext4" ext4dec-query /tmp/query-tmpfs
+check "query_of_a_missing_file_fails" exits 1 "nope: No such file" ext4dec-query "$top/nope"
+ln -sf facts "$top/link"
+check "query_refuses_symlink" exits 1 "link: a symbolic link" ext4dec-query "$top/link"
+check "query_says_module_not_loaded" sh -c "rmmod ext4dec &&
+	{ ext4dec-query '$top/facts' >/tmp/q.out 2>&1; rc=\$?; modprobe ext4dec
+	  cat /tmp/q.out; [ \$rc = 1 ] && grep -q 'facts: the ext4dec module is not loaded' /tmp/q.out; }"
+echo 567 >"$params/trusted_gid"
+rm -f "$top/facts" "$top/link" /tmp/query-tmpfs
 # -rv as one word; names with blanks at the end and a newline inside
 odd_names() {
 	d=$top/odd
@@ -238,13 +325,16 @@ check "decompress_recursive_restores_files" decompress_lib
 # ext4dec-decompress without the module (from the raw szip bytes)
 raw_decompress() {
 	ext4dec-compress "$@" "$top/plain" && s=$(sha /bin/busybox) &&
-	rmmod ext4dec && ext4dec-status "$top" >/tmp/status.out &&
+	rmmod ext4dec && ext4dec-status "$top" >/tmp/status.out 2>/tmp/status.err &&
 	ext4dec-decompress "$top/plain"
 	rc=$?
 	modprobe ext4dec
-	cat /tmp/status.out
+	cat /tmp/status.out /tmp/status.err
 	[ "$rc" = 0 ] && [ "$(sha "$top/plain")" = "$s" ] &&
-		grep -q "^raw .*$top/plain\$" /tmp/status.out
+		grep -q "^raw .*$top/plain\$" /tmp/status.out &&
+		grep -q 'WARNING: the ext4dec module is not loaded: 1 compressed' /tmp/status.err &&
+		grep -q 'programs using them fail' /tmp/status.err &&
+		grep -q 'ext4dec-decompress -r' /tmp/status.err
 }
 check "decompress_without_module_uses_raw_szip" raw_decompress
 check "decompress_without_module_uses_raw_szip_format_1" raw_decompress --format=1

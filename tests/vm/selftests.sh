@@ -9,13 +9,13 @@
 #        EXT4DEC_SELFTESTS="-t NAME ..." runs only those selftests (the
 #        kselftest harness's options), then the scripts' tests
 #
-# Needs tools/szip/szip, tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs
-# (make), build/selftests/ext4dec_test and
-# build/selftests/ext4dec_ioctl32 (make check builds them); ext4dec.ko
-# and the test module tests/selftests/hookblock are built for each
-# kernel.  Per kernel: the TAP, a summary line, and the harness's verdict
-# (a bad dmesg line, a crash or a timeout fails the kernel's run even when
-# every test passed).  Logs stay in build/vm/<series>/.  Prints
+# Needs tools/szip/szip, tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs,
+# tools/ext4dec-query/ext4dec-query (make), build/selftests/ext4dec_test
+# and build/selftests/ext4dec_ioctl32 (make check builds them);
+# ext4dec.ko and the test module tests/selftests/hookblock are built for
+# each kernel.  Per kernel: the TAP, a summary line, and the harness's
+# verdict (a bad dmesg line, a crash or a timeout fails the kernel's run
+# even when every test passed).  Logs stay in build/vm/<series>/.  Prints
 # "# vm: P passed, F failed, S skipped" last; exit 1 on any failure.
 
 set -u
@@ -65,7 +65,8 @@ for s in "${series[@]}"; do
 	fi
 	suite_boot vm "$s" "build/vm/$s" -p "$payload" --module-src build/module-src \
 		--module-src tests/selftests/hookblock \
-		--bin tools/szip/szip --bin build/selftests/ext4dec_test \
+		--bin tools/szip/szip --bin tools/ext4dec-query/ext4dec-query \
+		--bin build/selftests/ext4dec_test \
 		--bin build/selftests/ext4dec_ioctl32 ${xattr_bins[@]+"${xattr_bins[@]}"} \
 		"${pmem[@]}" -t "$limit"
 done
