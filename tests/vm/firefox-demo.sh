@@ -20,7 +20,8 @@
 # scripts/build-demo-image.sh, builds ext4dec for the kernel, and runs
 # tests/vm/payloads/firefox in the guest with the image as /dev/vdb (a
 # throwaway overlay: the cached image is never modified).  Needs
-# tools/szip/szip and build/demo/ext4dec_demo (make builds them).
+# tools/szip/szip, tools/ext4dec-query/ext4dec-query and
+# build/demo/ext4dec_demo (make builds them).
 #
 # Output: the payload's TAP, the harness's verdict, then one line
 # "# NAME: P passed, F failed, S skipped" (NAME: firefox, or libxul with
@@ -61,7 +62,8 @@ fail() {
 	exit 1
 }
 
-for f in tools/szip/szip tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs build/demo/ext4dec_demo; do
+for f in tools/szip/szip tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs \
+	tools/ext4dec-query/ext4dec-query build/demo/ext4dec_demo; do
 	[[ -x $f ]] || fail "$f is missing (make tool build/demo/ext4dec_demo)"
 done
 
@@ -85,7 +87,8 @@ cp -L scripts/ext4dec-compress tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs "$w
 
 vm_start=$SECONDS
 tests/vm/run-vm.sh -k "$kernel" -p "$work/payload" --module-src "$work/module-src" \
-	--bin tools/szip/szip --bin build/demo/ext4dec_demo --image "$image" \
+	--bin tools/szip/szip --bin tools/ext4dec-query/ext4dec-query \
+	--bin build/demo/ext4dec_demo --image "$image" \
 	--mem 3072 -t "$timeout" --keep -o "$work/run" >"$work/tap" 2>"$work/log"
 rc=$?
 vm_time=$((SECONDS - vm_start))

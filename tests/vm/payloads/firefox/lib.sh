@@ -93,6 +93,7 @@ chroot_setup() {
 		cp /payload/bin/ext4dec-compress "$root/usr/local/sbin/" &&
 		{ [ ! -f /payload/bin/ext4dec-copy-xattrs ] ||
 			cp /payload/bin/ext4dec-copy-xattrs "$root/usr/local/libexec/ext4dec/"; } &&
+		cp /bin/ext4dec-query "$root/usr/local/libexec/ext4dec/" &&
 		ln -sf ext4dec-compress "$root/usr/local/sbin/ext4dec-decompress" &&
 		ln -sf ext4dec-compress "$root/usr/local/sbin/ext4dec-status" &&
 		cp /payload/page.html "$root/tmp/"; }; then
