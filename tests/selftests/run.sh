@@ -4,11 +4,10 @@
 # tests/selftests/run.sh - entry point of the VM payload (busybox sh in the
 # guest; see tests/vm/run-vm.sh).  Loads ext4dec, runs the selftests in a
 # fresh directory of the ext4 scratch file system, then the conversion
-# scripts' tests, unloads the module, and checks that its load fails
-# cleanly on a function another module holds (hookblock.sh).  Prints one
-# TAP stream on stdout (tests/lib/tap.sh): the selftests' results as they
-# come, then the scripts' and hookblock.sh's renumbered after them, then
-# the plan; each program's own plan must match its results.
+# scripts' tests, and unloads the module.  Prints one TAP stream on stdout
+# (tests/lib/tap.sh): the selftests' results as they come, then the
+# scripts' renumbered after them, then the plan; each program's own plan
+# must match its results.
 
 set -u
 # shellcheck source=tests/lib/tap.sh
@@ -40,10 +39,5 @@ sh ./scripts.sh >/tmp/scripts.tap 2>&1
 tap_part scripts /tmp/scripts.tap $?
 
 tap_result rmmod_at_the_end sh -c "! grep -q '^ext4dec ' /proc/modules || rmmod ext4dec"
-
-# with the module unloaded: its load fails cleanly when another ftrace
-# user holds a function it hooks (hookblock.ko)
-sh ./hookblock.sh >/tmp/hookblock.tap 2>&1
-tap_part hookblock /tmp/hookblock.tap $?
 tap_plan
 exit $tap_rc

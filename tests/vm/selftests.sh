@@ -11,11 +11,10 @@
 #
 # Needs tools/szip/szip, tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs,
 # tools/ext4dec-query/ext4dec-query (make), build/selftests/ext4dec_test
-# and build/selftests/ext4dec_ioctl32 (make check builds them);
-# ext4dec.ko and the test module tests/selftests/hookblock are built for
-# each kernel.  Per kernel: the TAP, a summary line, and the harness's
-# verdict (a bad dmesg line, a crash or a timeout fails the kernel's run
-# even when every test passed).  Logs stay in build/vm/<series>/.  Prints
+# and build/selftests/ext4dec_ioctl32 (make check builds them).  Per
+# kernel: the TAP, a summary line, and the harness's verdict (a bad dmesg
+# line, a crash or a timeout fails the kernel's run even when every test
+# passed).  Logs stay in build/vm/<series>/.  Prints
 # "# vm: P passed, F failed, S skipped" last; exit 1 on any failure.
 
 set -u
@@ -35,7 +34,7 @@ suite_module_src build/module-src
 payload=build/vm-payload
 rm -rf "$payload"
 mkdir -p "$payload/bin"
-cp tests/selftests/run.sh tests/selftests/scripts.sh tests/selftests/hookblock.sh "$payload/"
+cp tests/selftests/run.sh tests/selftests/scripts.sh "$payload/"
 printf '%s\n' "${EXT4DEC_SELFTESTS:-}" >"$payload/selftests.args"
 cp -L scripts/ext4dec-compress scripts/ext4dec-decompress \
 	scripts/ext4dec-status "$payload/bin/"
@@ -46,11 +45,6 @@ xattr_bins=()
 for t in getfattr setfattr getfacl setfacl; do
 	command -v "$t" >/dev/null && xattr_bins+=(--bin "$t")
 done
-
-# hookblock.sh makes ext4dec's load fail on purpose: its hook errors
-# (it counts them) are no failure of the run
-hookblock_err='ext4dec: hook ext4_[a-z_]+: redirected already \(a livepatch, another module\) or ftrace off \(register_ftrace_function: -EBUSY\)$'
-export EXT4DEC_VM_DMESG_IGNORE="${EXT4DEC_VM_DMESG_IGNORE:+$EXT4DEC_VM_DMESG_IGNORE|}$hookblock_err"
 
 for s in "${series[@]}"; do
 	# the debug kernel (KASAN, lockdep...) runs about 3x slower under TCG
@@ -64,7 +58,6 @@ for s in "${series[@]}"; do
 		pmem=(--modules "loop xts cts sha512")
 	fi
 	suite_boot vm "$s" "build/vm/$s" -p "$payload" --module-src build/module-src \
-		--module-src tests/selftests/hookblock \
 		--bin tools/szip/szip --bin tools/ext4dec-query/ext4dec-query \
 		--bin build/selftests/ext4dec_test \
 		--bin build/selftests/ext4dec_ioctl32 ${xattr_bins[@]+"${xattr_bins[@]}"} \
