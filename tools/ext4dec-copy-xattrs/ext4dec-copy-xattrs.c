@@ -86,11 +86,15 @@ static int get_value(const char *file, const char *name, struct blob *val)
 	}
 }
 
+/* Each name @p of the NUL-separated names in the blob @list */
+#define for_each_name(p, list) \
+	for ((p) = (list)->data; (p) < (list)->data + (list)->len; (p) += strlen(p) + 1)
+
 static bool in_list(const struct blob *list, const char *name)
 {
 	const char *p;
 
-	for (p = list->data; p < list->data + list->len; p += strlen(p) + 1)
+	for_each_name(p, list)
 		if (!strcmp(p, name))
 			return true;
 	return false;
@@ -107,15 +111,13 @@ static int copy(const char *src, const char *dst)
 		return -1;
 	if (list_names(dst, &dst_list))
 		goto out_src;
-	for (name = dst_list.data; name < dst_list.data + dst_list.len;
-	     name += strlen(name) + 1) {
+	for_each_name(name, &dst_list) {
 		if (!in_list(&src_list, name) && lremovexattr(dst, name)) {
 			fail(dst, name, errno);
 			goto out_dst;
 		}
 	}
-	for (name = src_list.data; name < src_list.data + src_list.len;
-	     name += strlen(name) + 1) {
+	for_each_name(name, &src_list) {
 		if (get_value(src, name, &val))
 			goto out_dst;
 		if (lsetxattr(dst, name, val.data, val.len, 0)) {
@@ -144,15 +146,13 @@ static int compare(const char *src, const char *dst)
 		return -1;
 	if (list_names(dst, &dst_list))
 		goto out_src;
-	for (name = dst_list.data; name < dst_list.data + dst_list.len;
-	     name += strlen(name) + 1) {
+	for_each_name(name, &dst_list) {
 		if (!in_list(&src_list, name)) {
 			fprintf(stderr, "%s: %s: %s: not on %s\n", prog, dst, name, src);
 			goto out_dst;
 		}
 	}
-	for (name = src_list.data; name < src_list.data + src_list.len;
-	     name += strlen(name) + 1) {
+	for_each_name(name, &src_list) {
 		if (get_value(src, name, &a))
 			goto out_dst;
 		if (get_value(dst, name, &b)) {
