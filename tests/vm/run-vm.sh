@@ -25,7 +25,10 @@
 #                         to /payload/modules/ and lib/modules/<kver>/extra/
 #                         (so "modprobe NAME" works).  Repeatable.  make gets
 #                         EXT4DEC_SRCDIR=<absolute DIR> for includes relative
-#                         to the original source.
+#                         to the original source.  A build is kept in
+#                         $EXT4DEC_CACHE/modules/ and used again for the
+#                         same kernel, make arguments and files (a day
+#                         after its last use).
 #       --make-arg ARG    add ARG (VAR=VALUE) to make's command line for the
 #                         --module-src builds.  Repeatable.
 #       --ko FILE         add a prebuilt module the same way.  Repeatable.
@@ -241,15 +244,37 @@ main() {
 		printf '%s\n' "$f"
 	}
 
+	# module_key SRC: what a build of SRC depends on: the kernel (its
+	# release, .config and Module.symvers), the build root, the make
+	# arguments, and the names and contents of SRC's files
+	module_key() {
+		{
+			printf '%s\n' "$kver" "$K_KDIR" "$K_ENV" ${make_args[@]+"${make_args[@]}"}
+			cat "$K_KDIR/.config" "$K_KDIR/Module.symvers" 2>/dev/null
+			(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+		} | sha256sum | cut -c1-16
+	}
+
 	# build_module SRC: build the out-of-tree module in SRC against the kernel's
 	# headers (in a copy, so SRC stays clean) and print the *.ko it produced.
+	# The *.ko are kept in $cache/modules/<name>-<module_key> (a day after
+	# their last use): the suites of a run build the same module for the
+	# same kernel again and again.
 	build_module() {
-		local src bdir log missing
+		local src bdir log missing kdir
 		src=$(cd "$1" && pwd)
+		log="$out/build-$(basename "$src").log"
+		kdir="$cache/modules/$(basename "$src")-$(module_key "$src")"
+		if [[ -f $kdir/.complete ]]; then
+			touch "$kdir/.complete"
+			echo "built before: $kdir" >"$log"
+			vm_log "module $src: built before ($kdir)"
+			find "$kdir" -name '*.ko' -type f
+			return
+		fi
 		bdir="$work/build/$(basename "$src")"
 		mkdir -p "$bdir"
 		cp -a "$src/." "$bdir/"
-		log="$out/build-$(basename "$src").log"
 		vm_log "building module $src against $K_KDIR${K_ENV:+ in $K_ENV}"
 		# in the root found above (vm_kmake would look it up again)
 		if ! vm_kbuild_in "$K_ENV" "$kver" make -C "$K_KDIR" M="$bdir" EXT4DEC_SRCDIR="$src" \
@@ -259,7 +284,16 @@ main() {
 			[[ -z $missing ]] || vm_log "missing host packages for building: $missing(run scripts/install-vm-deps.sh)"
 			vm_die "module build failed; see $log"
 		fi
-		find "$bdir" -name '*.ko' -type f
+		mkdir -p "$cache/modules"
+		find "$cache/modules" -name .complete -mmin +1440 -printf '%h\0' 2>/dev/null |
+			xargs -0r rm -rf
+		rm -rf "$kdir.tmp.$$"
+		mkdir -p "$kdir.tmp.$$"
+		find "$bdir" -name '*.ko' -type f -exec cp {} "$kdir.tmp.$$/" \;
+		touch "$kdir.tmp.$$/.complete"
+		# another run may have put the same build there meanwhile
+		mv -T "$kdir.tmp.$$" "$kdir" 2>/dev/null || rm -rf "$kdir.tmp.$$"
+		find "$kdir" -name '*.ko' -type f
 	}
 
 	# --- per-run archive: payload, modules, config ------------------------------
