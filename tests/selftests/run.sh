@@ -7,7 +7,8 @@
 # scripts' tests, and unloads the module.  Prints one TAP stream on stdout
 # (tests/lib/tap.sh): the selftests' results as they come, then the
 # scripts' renumbered after them, then the plan; each program's own plan
-# must match its results.
+# must match its results.  (hookblock.sh runs in a boot of its own:
+# tests/vm/selftests.sh.)
 
 set -u
 # shellcheck source=tests/lib/tap.sh
