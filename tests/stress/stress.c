@@ -16,8 +16,8 @@
  * They are compressed with szip here, or taken from the directory PACKED
  * that --pack filled (on the host: the same program and libc).
  * For SECONDS (default 120), processes run side by side:
- *   readers   read() and pread() every file, a quarter of the time with
- *             O_DIRECT, after dropping its cache now and then; two of
+ *   readers   read(), pread() and splice() every file, a quarter of the
+ *             time with O_DIRECT, after dropping its cache now and then; two of
  *             them in a memory cgroup limited to CGROUP_MAX_MB (default
  *             32) that another process also shrinks through
  *             memory.reclaim
@@ -209,6 +209,44 @@ static void check(const struct sfile *f, const char *how, uint64_t off,
 
 /* ------------------------------------------------------------ workers */
 
+/*
+ * Read all of @f through @fd with splice() into a pipe, a pipe's worth at
+ * most each time (each call is checked like a read): the page cache's
+ * pages go to the pipe as they are, no copy through read_iter.
+ */
+static void splice_whole(const struct sfile *f, int fd, uint8_t *buf)
+{
+	loff_t pos = 0;
+	int p[2];
+
+	if (pipe(p)) {
+		add(errors, 1);
+		problem("pipe: %s", strerror(errno));
+		return;
+	}
+	for (;;) {
+		size_t len = 1 + rng() % (64 << 10);
+		uint64_t off = pos;
+		ssize_t got = splice(fd, &pos, p[1], NULL, len, 0);
+		int err = errno;
+		ssize_t n = 0, r;
+
+		while (got > 0 && n < got && (r = read(p[0], buf + n, got - n)) > 0)
+			n += r;
+		if (got > 0 && n != got) {
+			add(errors, 1);
+			problem("%s: splice: %zd bytes in the pipe, %zd read", f->name, got, n);
+			break;
+		}
+		/* a pipe's worth from an unaligned offset is short: not EOF */
+		check(f, "splice", off, got > 0 ? (size_t)got : len, got, err, buf);
+		if (got <= 0)
+			break;
+	}
+	close(p[0]);
+	close(p[1]);
+}
+
 static void reader(int id, bool in_cgroup)
 {
 	/* aligned for O_DIRECT */
@@ -248,7 +286,9 @@ static void reader(int id, bool in_cgroup)
 			problem("fstat: %s", strerror(errno));
 		if (rng() % 4 == 0)
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		if (rng() & 1) {
+		if (!direct && rng() % 4 == 0) {
+			splice_whole(f, fd, buf);
+		} else if (rng() & 1) {
 			/* sequential read() of the whole file */
 			uint64_t pos = 0;
 
