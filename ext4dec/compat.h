@@ -69,6 +69,17 @@
 #define ext4dec_splice_read	generic_file_splice_read
 #endif
 
+/*
+ * 6.5: ext4 splices with its own ext4_file_splice_read(), from the page
+ * cache, no longer through its read_iter: a file opened before activation
+ * splices through a hook of it (hooks.c).  Before, ext4's splice_read was
+ * generic_file_splice_read(), which reads through ext4_file_read_iter(),
+ * hooked already, and which is not ext4's to hook.
+ */
+#if EXT4DEC_SINCE(6, 5, 0)
+#define EXT4DEC_HOOK_SPLICE_READ
+#endif
+
 /* 6.8: a_ops->error_remove_page(page) became error_remove_folio(folio) */
 #if EXT4DEC_SINCE(6, 8, 0)
 #define EXT4DEC_AOPS_ERROR_REMOVE \

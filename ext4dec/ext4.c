@@ -54,6 +54,9 @@ static const struct ext4dec_target_info {
 	[EXT4DEC_COMPAT_IOCTL] = { "ext4_compat_ioctl", EXT4DEC_FOPS, "compat_ioctl" },
 #endif
 	[EXT4DEC_READ_ITER] = { "ext4_file_read_iter", EXT4DEC_FOPS, "read_iter" },
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+	[EXT4DEC_SPLICE_READ] = { "ext4_file_splice_read", EXT4DEC_FOPS, "splice_read" },
+#endif
 	[EXT4DEC_FIEMAP] = { "ext4_fiemap", EXT4DEC_IOPS, "fiemap" },
 	[EXT4DEC_LLSEEK] = { "ext4_llseek", EXT4DEC_FOPS, "llseek" },
 	[EXT4DEC_EVICT_INODE] = { "ext4_evict_inode", EXT4DEC_SOPS, "evict_inode" },
@@ -70,6 +73,9 @@ static struct {
 	long (*ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
 	long (*compat_ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
 	ssize_t (*read_iter)(struct kiocb *iocb, struct iov_iter *to);
+	ssize_t (*splice_read)(struct file *in, loff_t *ppos,
+			       struct pipe_inode_info *pipe, size_t len,
+			       unsigned int flags);
 	int (*fiemap)(struct inode *inode, struct fiemap_extent_info *fieinfo,
 		      u64 start, u64 len);
 	loff_t (*llseek)(struct file *file, loff_t offset, int whence);
@@ -138,6 +144,10 @@ static const void *ext4dec_target_fn(enum ext4dec_target t)
 #endif
 	case EXT4DEC_READ_ITER:
 		return ext4dec_ext4_fns.read_iter;
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+	case EXT4DEC_SPLICE_READ:
+		return ext4dec_ext4_fns.splice_read;
+#endif
 	case EXT4DEC_FIEMAP:
 		return ext4dec_ext4_fns.fiemap;
 	case EXT4DEC_LLSEEK:
@@ -206,6 +216,7 @@ static int ext4dec_ext4_resolve(void)
 		ext4dec_ext4_fns.compat_ioctl = fops->compat_ioctl;
 #endif
 		ext4dec_ext4_fns.read_iter = fops->read_iter;
+		ext4dec_ext4_fns.splice_read = fops->splice_read;
 		ext4dec_ext4_fns.llseek = fops->llseek;
 	}
 	if (iops) {
@@ -354,6 +365,23 @@ long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	return ext4dec_ext4_fns.read_iter(iocb, to);
+}
+
+/**
+ * ext4dec_ext4_splice_read() - ext4's splice_read
+ * @in: the file
+ * @ppos: where to read, moved past what was spliced
+ * @pipe: where to, locked by the caller or private to it
+ * @len: bytes at most
+ * @flags: SPLICE_F_*
+ *
+ * Return: what ext4 returns.
+ */
+ssize_t ext4dec_ext4_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags)
+{
+	return ext4dec_ext4_fns.splice_read(in, ppos, pipe, len, flags);
 }
 
 /**

@@ -320,6 +320,9 @@ enum ext4dec_target {
 	EXT4DEC_COMPAT_IOCTL,
 #endif
 	EXT4DEC_READ_ITER,
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+	EXT4DEC_SPLICE_READ,
+#endif
 	EXT4DEC_LLSEEK,
 	EXT4DEC_FIEMAP,
 	EXT4DEC_FILEATTR_SET,
@@ -341,6 +344,9 @@ int ext4dec_ext4_fileattr_set(struct mnt_idmap *idmap, struct dentry *dentry,
 long ext4dec_ext4_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg, bool compat);
 ssize_t ext4dec_ext4_read_iter(struct kiocb *iocb, struct iov_iter *to);
+ssize_t ext4dec_ext4_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags);
 loff_t ext4dec_ext4_llseek(struct file *file, loff_t offset, int whence);
 int ext4dec_ext4_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 			u64 start, u64 len);
@@ -448,6 +454,9 @@ void ext4dec_free_state(struct ext4dec_inode *ei);
 extern const struct file_operations ext4dec_fops;
 bool ext4dec_file_live(struct file *file);
 ssize_t ext4dec_file_read(struct kiocb *iocb, struct iov_iter *to);
+ssize_t ext4dec_file_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags);
 loff_t ext4dec_file_llseek(struct file *file, loff_t offset, int whence);
 int ext4dec_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 		   u64 start, u64 len);

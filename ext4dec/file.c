@@ -23,6 +23,7 @@
 
 #include <linux/fiemap.h>
 #include <linux/module.h>
+#include <linux/pipe_fs_i.h>
 #include <linux/uio.h>
 
 /* ext4's own FIEMAP flag (fs/ext4/ext4.h): read the extent tree in */
@@ -220,16 +221,14 @@ ssize_t ext4dec_file_read(struct kiocb *iocb, struct iov_iter *to)
 	return ext4dec_file_read_steady(iocb, to);
 }
 
-static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
-			      struct pipe_inode_info *pipe, size_t len,
-			      unsigned int flags)
+/* Splice from an active inode, through the page cache as a read() */
+static ssize_t ext4dec_splice_active(struct file *in, loff_t *ppos,
+				     struct pipe_inode_info *pipe, size_t len,
+				     unsigned int flags)
 {
 	struct ext4dec_reader *r;
 	ssize_t ret;
 
-	if (!ext4dec_file_live(in))
-		return ext4dec_file_state(in)->orig_fop->splice_read(in, ppos, pipe, len,
-								     flags);
 	if (!len)
 		return 0;
 	ext4dec_grow_readahead(in);
@@ -237,6 +236,97 @@ static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
 	ret = ext4dec_splice_read(in, ppos, pipe, len, flags);
 	ext4dec_reader_end(r);
 	return ret;
+}
+
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+/*
+ * Take back what a splice put in @pipe after @head, as iov_iter_revert()
+ * did for a pipe when splice went through read_iter: the caller holds
+ * the pipe locked (or it is its own, sendfile's), so nobody has seen it.
+ */
+static void ext4dec_pipe_truncate(struct pipe_inode_info *pipe,
+				  unsigned int head)
+{
+	unsigned int mask = pipe->ring_size - 1;
+
+	while (pipe->head != head) {
+		pipe->head--;
+		pipe_buf_release(pipe, &pipe->bufs[pipe->head & mask]);
+	}
+}
+
+/**
+ * ext4dec_file_splice_read() - splice from a file without live ext4dec
+ *	operations
+ * @in: the file
+ * @ppos: where to read, moved past what was spliced
+ * @pipe: where to, locked by the caller or private to it
+ * @len: bytes at most
+ * @flags: SPLICE_F_*
+ *
+ * For the hook of ext4_file_splice_read() and for files with ext4dec's
+ * operations whose inode was deactivated: as ext4dec_file_read(), an
+ * inactive inode is spliced by ext4, raw, an active one decompressed, and
+ * a splice that an activation or deactivation ran across is taken back
+ * out of the pipe and done again with the view held still.
+ *
+ * Context: process; may take the inode lock, shared (after the pipe's).
+ * Return: bytes spliced, or a negative errno.
+ */
+ssize_t ext4dec_file_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags)
+{
+	struct inode *inode = file_inode(in);
+	unsigned int head = pipe->head;
+	struct ext4dec_inode *ei;
+	loff_t pos = *ppos;
+	unsigned int seq;
+	ssize_t ret;
+	bool held;
+
+	/* most splices: no change under way, and an inactive inode */
+	if (ext4dec_view_sample(inode, &seq) && !ext4dec_state(inode)) {
+		ret = ext4dec_ext4_splice_read(in, ppos, pipe, len, flags);
+		if (likely(!ext4dec_view_changed(inode, seq)))
+			return ret;
+		ext4dec_pipe_truncate(pipe, head);
+		*ppos = pos;
+	}
+	for (;;) {
+		ei = ext4dec_open_get(inode);
+		if (ei) {
+			ret = ext4dec_splice_active(in, ppos, pipe, len, flags);
+			ext4dec_open_put(ei);
+			return ret;
+		}
+		/* activation holds the inode lock from start to end */
+		inode_lock_shared(inode);
+		held = !ext4dec_state(inode);
+		if (held)
+			ret = ext4dec_ext4_splice_read(in, ppos, pipe, len, flags);
+		inode_unlock_shared(inode);
+		if (held)
+			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+}
+#endif
+
+static ssize_t ext4dec_splice(struct file *in, loff_t *ppos,
+			      struct pipe_inode_info *pipe, size_t len,
+			      unsigned int flags)
+{
+	if (ext4dec_file_live(in))
+		return ext4dec_splice_active(in, ppos, pipe, len, flags);
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+	return ext4dec_file_splice_read(in, ppos, pipe, len, flags);
+#else
+	/* through read_iter: ext4dec_file_read() */
+	return ext4dec_file_state(in)->orig_fop->splice_read(in, ppos, pipe, len,
+							     flags);
+#endif
 }
 
 static int ext4dec_mmap(struct file *file, struct vm_area_struct *vma)

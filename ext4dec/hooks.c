@@ -16,6 +16,8 @@
  *                       activation: the uncompressed size
  *   ext4_file_read_iter reads through such files: decompressed once the
  *                       inode is active, never a mix
+ *   ext4_file_splice_read  and splices (6.5 and later: before, ext4
+ *                       spliced through ext4_file_read_iter)
  *   ext4_compat_ioctl   refuse ioctls that move or rewrite data of an
  *   ext4_ioctl          active inode, also on files opened before
  *                       activation; the others never reach the wrapper
@@ -262,6 +264,20 @@ static ssize_t ext4dec_read_iter_hook(struct kiocb *iocb, struct iov_iter *to)
 	return ret;
 }
 
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+static ssize_t ext4dec_splice_read_hook(struct file *in, loff_t *ppos,
+					struct pipe_inode_info *pipe,
+					size_t len, unsigned int flags)
+{
+	int idx = ext4dec_hook_enter();
+	ssize_t ret;
+
+	ret = ext4dec_file_splice_read(in, ppos, pipe, len, flags);
+	ext4dec_hook_exit(idx);
+	return ret;
+}
+#endif
+
 static loff_t ext4dec_llseek_hook(struct file *file, loff_t offset, int whence)
 {
 	int idx;
@@ -304,6 +320,9 @@ static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
 				   .want = ext4dec_ioctl_want },
 #endif
 	[EXT4DEC_READ_ITER] = { .wrapper = ext4dec_read_iter_hook },
+#ifdef EXT4DEC_HOOK_SPLICE_READ
+	[EXT4DEC_SPLICE_READ] = { .wrapper = ext4dec_splice_read_hook },
+#endif
 	[EXT4DEC_LLSEEK] = { .wrapper = ext4dec_llseek_hook },
 	[EXT4DEC_FIEMAP] = { .wrapper = ext4dec_fiemap_hook },
 	[EXT4DEC_EVICT_INODE] = { .wrapper = ext4dec_evict_inode_hook },
