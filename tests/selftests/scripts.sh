@@ -495,6 +495,9 @@ for f in ld-linux-x86-64.so.2:usr/lib64 libc.so.6:usr/lib/x86_64-linux-gnu \
 	cp /bin/busybox "$root/${f#*:}/${f%%:*}"
 done
 touch /tmp/early/usr/lib/x86_64-linux-gnu/libearly.so.1
+# the recovery tool, szip, and one of its libraries (named as the guest's)
+cp "$(command -v szip)" "$root/usr/bin/szip"
+cp /bin/busybox "$root/usr/lib/x86_64-linux-gnu/libdeflate.so.0"
 (cd /tmp/early && find usr | cpio -o -H newc 2>/dev/null) >"$root/boot/initrd.img-6.0-test"
 cat >/tmp/lsbin/lsinitramfs <<'LSEOF'
 #!/bin/sh
@@ -528,6 +531,9 @@ check "boot_refuses_libraries_of_the_module_loader" boot_refused \
 check "boot_refuses_libkmod" boot_refused usr/lib/x86_64-linux-gnu/libkmod.so.2 "libkmod"
 check "boot_refuses_initramfs_contents" boot_refused usr/lib/x86_64-linux-gnu/libearly.so.1 \
 	"in /boot/initrd.img-6.0-test"
+check "boot_refuses_the_recovery_tool" boot_refused usr/bin/szip "the recovery tool /usr/bin/szip"
+check "boot_refuses_libraries_of_the_recovery_tool" boot_refused \
+	usr/lib/x86_64-linux-gnu/libdeflate.so.0 "a shared library of the recovery tool /usr/bin/szip"
 check "boot_compresses_other_files" sh -c "env EXT4DEC_BOOT_ROOT='$root' PATH='/tmp/lsbin:$PATH' \
 	ext4dec-compress '$root/usr/lib/x86_64-linux-gnu/libfree.so.1' &&
 	lsattr '$root/usr/lib/x86_64-linux-gnu/libfree.so.1' | cut -d' ' -f1 | grep -q c"
