@@ -52,6 +52,15 @@
 #                         gets them in EXT4DEC_IMAGES).  The guest writes to
 #                         a throwaway overlay (QEMU snapshot=on): FILE itself
 #                         is never modified.  Repeatable.
+#       --image-rw FILE   like --image, but the guest writes to FILE itself
+#                         (raw): for runs that boot the same disk one after
+#                         the other.  Repeatable, in one list with --image.
+#       --switch-root     boot the first --image disk as the root file
+#                         system: /init loads the boot modules, mounts it,
+#                         copies the payload to its /payload and hands over
+#                         to its /sbin/init (systemd), whose unit
+#                         ext4dec-vm-payload.service (put in place by
+#                         /init) runs the payload and powers off (tests/vm/init)
 #       --image-bw MBPS   open the --image disks with cache=none (O_DIRECT:
 #                         the host's page cache does not serve them) and,
 #                         if MBPS is not 0, throttle their reads to MBPS
@@ -109,7 +118,7 @@ main() {
 	kspec='' payload='' out='' timeout_s=300 mem=1024 smp=2 disk_size=256M
 	mkfs=1 fsck=1 mkfs_opts='' mount_opts='' append='' keep=0 verbose=0 print_kdir=0
 	extra_modules=${EXT4DEC_VM_MODULES:-}
-	module_srcs=() make_args=() kos=() bins=() images=() image_bw=
+	module_srcs=() make_args=() kos=() bins=() images=() image_rw=() image_bw='' switch_root=0
 
 	need_arg() { [[ $# -ge 2 ]] || vm_die "$1 needs an argument"; }
 	while [[ $# -gt 0 ]]; do
@@ -130,7 +139,9 @@ main() {
 		--mount-opts) need_arg "$@"; mount_opts=$2; shift 2 ;;
 		--no-mkfs) mkfs=0; shift ;;
 		--no-fsck) fsck=0; shift ;;
-		--image) need_arg "$@"; images+=("$2"); shift 2 ;;
+		--image) need_arg "$@"; images+=("$2"); image_rw+=(0); shift 2 ;;
+		--image-rw) need_arg "$@"; images+=("$2"); image_rw+=(1); shift 2 ;;
+		--switch-root) switch_root=1; shift ;;
 		--image-bw) need_arg "$@"; image_bw=$2; shift 2 ;;
 		--append) need_arg "$@"; append=$2; shift 2 ;;
 		--keep) keep=1; shift ;;
@@ -159,9 +170,12 @@ main() {
 
 	[[ -n $payload ]] || vm_die "--payload is required"
 	[[ -f $payload/run.sh ]] || vm_die "$payload/run.sh does not exist"
-	for f in ${images[@]+"${images[@]}"}; do
+	for i in "${!images[@]}"; do
+		f=${images[i]}
 		[[ -f $f && -r $f ]] || vm_die "--image $f: no such readable file"
+		[[ ${image_rw[i]} -eq 0 || -w $f ]] || vm_die "--image-rw $f: not writable"
 	done
+	[[ $switch_root -eq 0 || ${#images[@]} -gt 0 ]] || vm_die "--switch-root needs an --image or --image-rw disk"
 	[[ ${#images[@]} -le 24 ]] || vm_die "at most 24 --image disks"
 	qemu=${EXT4DEC_QEMU:-qemu-system-x86_64}
 	command -v "$qemu" >/dev/null || vm_die "$qemu not found (run scripts/install-vm-deps.sh)"
@@ -336,13 +350,13 @@ main() {
 		image_opts=cache=none
 		[[ $image_bw -eq 0 ]] || image_opts+=",throttling.bps-read=$((image_bw * 1000000))"
 	fi
-	i=0
-	for f in ${images[@]+"${images[@]}"}; do
-		f=$(readlink -f "$f")
+	for i in "${!images[@]}"; do
+		f=$(readlink -f "${images[i]}")
 		image_devs+="${image_devs:+ }/dev/vd${letters:i:1}"
-		image_drives+=(-drive "file=${f//,/,,},format=raw,if=none,id=image$i,snapshot=on,$image_opts"
+		snap=snapshot=on,
+		[[ ${image_rw[i]} -eq 0 ]] || snap=
+		image_drives+=(-drive "file=${f//,/,,},format=raw,if=none,id=image$i,$snap$image_opts"
 			-device "virtio-blk-pci,drive=image$i")
-		i=$((i + 1))
 	done
 
 	# Configuration read by /init (shell syntax; values quoted with %q).
@@ -352,6 +366,7 @@ main() {
 		printf 'VM_MKFS_OPTS=%q\nVM_MOUNT_OPTS=%q\n' "$mkfs_opts" "$mount_opts"
 		printf 'VM_PAYLOAD_TIMEOUT=%q\n' "$timeout_s"
 		printf 'VM_IMAGES=%q\n' "$image_devs"
+		printf 'VM_SWITCH_ROOT=%q\n' "$switch_root"
 	} >"$run_root/etc/ext4dec-vm.conf"
 
 	# The base archive, then the run's (later files override earlier ones):
@@ -363,9 +378,14 @@ main() {
 	disk="$work/scratch.img"
 	truncate -s "$disk_size" "$disk"
 	vm_log "prepared initramfs ($(du -h "$initrd" | cut -f1)) and ${disk_size} disk in $((SECONDS - t_prep))s"
-	for f in ${images[@]+"${images[@]}"}; do
-		vm_log "image $f attached ($image_opts); guest writes go to a throwaway overlay"
+	for i in "${!images[@]}"; do
+		if [[ ${image_rw[i]} -eq 0 ]]; then
+			vm_log "image ${images[i]} attached ($image_opts); guest writes go to a throwaway overlay"
+		else
+			vm_log "image ${images[i]} attached ($image_opts); guest writes go to it"
+		fi
 	done
+	[[ $switch_root -eq 0 ]] || vm_log "the guest switches to ${image_devs%% *} as its root, with its own init"
 
 	# --- QEMU ----------------------------------------------------------------------
 	cmdline="console=ttyS0,115200 panic=-1 loglevel=7 printk.time=1 random.trust_cpu=on"
