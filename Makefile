@@ -15,7 +15,8 @@
 #                     DEBUG_KERNELS=debug-6.1 takes 6.1's), stress cut
 #                     down on it
 #   make check-full   the same suites whole: stress uncut on every kernel,
-#                     longer fuzzing, the whole Firefox demo (README)
+#                     longer fuzzing, the whole Firefox demo, the boot
+#                     test (README)
 #   make demo         Firefox headless in a VM from a compressed libxul.so
 #                     (DEMO_KERNEL; builds the Debian image once, cached)
 #   make demo-libc    a VM with a compressed libc.so.6 in use (one minute)

@@ -20,6 +20,11 @@
 #   libxul tests/vm/firefox-demo.sh --quick   Firefox's libxul.so converted
 #         in place in a Debian image and loaded by Firefox, in QEMU on each
 #         of the --kernels
+#   boot  tests/vm/boot-test.sh    (full tier only) that Debian image
+#         booted with systemd as init: the module loaded at boot,
+#         /usr/lib/firefox-esr converted, init's libraries refused,
+#         rebooted, then booted without the module and recovered; on 6.12
+#         when it is one of the --kernels, else on the last of them
 # and print a closing "N passed, N failed" line over all of them.
 #
 # Two tiers.  --tier=check (make check, what CI runs) is the above, with
@@ -27,7 +32,7 @@
 # --tier=full (make check-full) runs every suite whole: the stress suite
 # uncut on the debug kernel too, the fuzzer for 300 s, and the whole
 # Firefox demo (screenshots before and after; suite "firefox") after the
-# libxul checks.
+# libxul checks, and the boot test (suite "boot").
 #
 # Options: --tier=check|full, --fuzz-seconds=N (default 45, 300 in the
 # full tier), --vectors=DIR (default ../shared/vectors/szip next to the
@@ -139,6 +144,9 @@ if [[ $host_only -eq 0 ]]; then
 	done
 	if [[ $tier == full ]]; then
 		run_suite firefox tests/vm/firefox-demo.sh -k "$last_kernel"
+		boot_kernel=$last_kernel
+		if [[ " $kernels " == *" 6.12 "* ]]; then boot_kernel=6.12; fi
+		run_suite boot tests/vm/boot-test.sh -k "$boot_kernel"
 	fi
 fi
 
