@@ -259,7 +259,11 @@ phase_compress() {
 	du -sh --apparent-size "$firefox_dir" | sed 's/^/size: /' | diag
 	du -sh "$firefox_dir" | sed 's/^/on disk: /' | diag
 	status_check active
-	ff_help after "from the compressed libxul.so"
+	if is_c "$lib"; then
+		ff_help after "from the compressed libxul.so"
+	else
+		not_ok "firefox-esr from the compressed libxul.so: libxul.so is not compressed"
+	fi
 	finish
 }
 
@@ -267,7 +271,8 @@ phase_compress() {
 phase_reboot() {
 	booted running
 	loaded_at_boot
-	if is_c "$lib"; then ok "libxul.so is +c after the reboot"; else not_ok "libxul.so is not +c"; fi
+	is_c "$lib" || bail "libxul.so is not +c after the reboot"
+	ok "libxul.so is +c after the reboot"
 	status_check active
 	c0=$(cat /sys/kernel/ext4dec/chunks_inflated 2>/dev/null || echo 0)
 	if ff_help reboot "from the compressed libxul.so, first start after the boot"; then
