@@ -134,11 +134,19 @@ booted() {
 	fi
 }
 
+# modules_load_log: this boot's messages of systemd-modules-load, by
+# their identifier: journald may not tell the unit of a process that
+# exited before it read its messages, so "-u" can miss them
+modules_load_log() {
+	journalctl -b -o cat -t systemd-modules-load >/tmp/modules-load.log 2>&1
+}
+
 # loaded_at_boot: systemd-modules-load loaded ext4dec (modules-load.d)
 loaded_at_boot() {
-	journalctl -b -o cat -u systemd-modules-load.service >/tmp/modules-load.log 2>&1
+	modules_load_log
 	if grep -q '^ext4dec ' /proc/modules &&
-		grep -q "Inserted module 'ext4dec'" /tmp/modules-load.log; then
+		grep -q "Inserted module 'ext4dec'" /tmp/modules-load.log &&
+		[ "$(systemctl show -P Result systemd-modules-load.service)" = success ]; then
 		ok "ext4dec loaded at boot by systemd-modules-load ($(grep -l ext4dec /etc/modules-load.d/*.conf /usr/lib/modules-load.d/*.conf 2>/dev/null | paste -sd ' '))"
 	else
 		not_ok "ext4dec not loaded at boot by systemd-modules-load"
@@ -290,7 +298,7 @@ phase_reboot() {
 phase_nomodule() {
 	booted degraded
 	failed=$(systemctl list-units --state=failed --no-legend --plain | awk '{ print $1 }' | paste -sd ' ')
-	journalctl -b -o cat -u systemd-modules-load.service >/tmp/modules-load.log 2>&1
+	modules_load_log
 	if ! grep -q '^ext4dec ' /proc/modules && [ "$failed" = systemd-modules-load.service ] &&
 		grep -q "Failed to insert module 'ext4dec'" /tmp/modules-load.log; then
 		ok "ext4dec not loaded: systemd-modules-load failed on it, the only failed unit"
