@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # tests/vm/boot-test.sh - a converted system boots and runs its init, with
-# the module and without it (issue 19; the "boot" suite of make
+# the module and without it (the "boot" suite of make
 # check-full).
 #
 # Usage: tests/vm/boot-test.sh [-k SERIES] [--keep]
