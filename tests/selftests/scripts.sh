@@ -337,6 +337,27 @@ raw_decompress() {
 		grep -q 'ext4dec-decompress -r' /tmp/status.err
 }
 check "decompress_without_module_uses_raw_szip" raw_decompress
+# recovery of a directory without the module: the ordinary files in it
+# are passed over, not failures, and the missing module is said once
+raw_decompress_dir() {
+	d=$top/rawdir
+	rm -rf "$d"
+	mkdir -p "$d/sub"
+	cp /bin/busybox "$d/a" && cp /bin/busybox "$d/sub/b" && echo plain >"$d/plain" &&
+	s=$(sha /bin/busybox) && ext4dec-compress "$d/a" "$d/sub/b" || return 1
+	rmmod ext4dec
+	ext4dec-decompress -r "$d" 2>/tmp/rawdir.err
+	rc=$?
+	modprobe ext4dec
+	cat /tmp/rawdir.err
+	[ "$rc" = 0 ] || { echo "exit status $rc"; return 1; }
+	[ "$(grep -c 'module is not loaded' /tmp/rawdir.err)" = 1 ] || { echo "not said once"; return 1; }
+	! grep -q plain /tmp/rawdir.err || { echo "the ordinary file reported"; return 1; }
+	[ "$(sha "$d/a")" = "$s" ] && [ "$(sha "$d/sub/b")" = "$s" ] &&
+		[ "$(cat "$d/plain")" = plain ] || { echo "contents"; return 1; }
+	case $(flags "$d/a")$(flags "$d/sub/b") in *c*) echo "+c left"; return 1 ;; esac
+}
+check "decompress_recursive_without_module_passes_over_plain_files" raw_decompress_dir
 check "decompress_without_module_uses_raw_szip_format_1" raw_decompress --format=1
 
 # format 2 through the scripts: codec and checksum passed to szip
