@@ -259,35 +259,57 @@ main() {
 	}
 
 	# module_key SRC: what a build of SRC depends on: the kernel (its
-	# release, .config and Module.symvers), the build root, the make
-	# arguments, and the names and contents of SRC's files
+	# release, .config and Module.symvers), the build root, the host's
+	# compiler and pahole (for builds outside a root), the make arguments
+	# and the variables make takes from the environment, and the names
+	# and contents of SRC's files
 	module_key() {
 		{
 			printf '%s\n' "$kver" "$K_KDIR" "$K_ENV" ${make_args[@]+"${make_args[@]}"}
+			"${CC:-gcc}" --version 2>/dev/null | head -n 1
+			pahole --version 2>/dev/null
+			env | grep -E '^(KCFLAGS|KCPPFLAGS|KAFLAGS|CC|LD|LLVM|W|C|V|KBUILD_[A-Z_]+)=' | LC_ALL=C sort
 			cat "$K_KDIR/.config" "$K_KDIR/Module.symvers" 2>/dev/null
-			(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+			(cd "$1" && find . \( -type f -o -type l \) -print0 | LC_ALL=C sort -z |
+				xargs -0 sha256sum)
 		} | sha256sum | cut -c1-16
+	}
+
+	# prune_modules: drop the builds not used for a day, each renamed away
+	# first, so that a run never finds one half deleted
+	prune_modules() {
+		local d
+		find "$cache/modules" -mindepth 2 -maxdepth 2 -name .complete -mmin +1440 \
+			-printf '%h\n' 2>/dev/null | while IFS= read -r d; do
+			mv -T "$d" "$d.old.$$" 2>/dev/null && rm -rf "$d.old.$$"
+		done
+		# what interrupted builds and prunes left
+		find "$cache/modules" -mindepth 1 -maxdepth 1 -type d \
+			\( -name '*.tmp.*' -o -name '*.old.*' \) -mmin +1440 -exec rm -rf {} + 2>/dev/null
+		return 0
 	}
 
 	# build_module SRC: build the out-of-tree module in SRC against the kernel's
 	# headers (in a copy, so SRC stays clean) and print the *.ko it produced.
 	# The *.ko are kept in $cache/modules/<name>-<module_key> (a day after
 	# their last use): the suites of a run build the same module for the
-	# same kernel again and again.
+	# same kernel again and again.  A build found there is copied to the
+	# run's directory before it is used.
 	build_module() {
-		local src bdir log missing kdir
+		local src name bdir log missing kdir tmp
 		src=$(cd "$1" && pwd)
-		log="$out/build-$(basename "$src").log"
-		kdir="$cache/modules/$(basename "$src")-$(module_key "$src")"
-		if [[ -f $kdir/.complete ]]; then
-			touch "$kdir/.complete"
+		name=$(basename "$src")
+		log="$out/build-$name.log"
+		kdir="$cache/modules/$name-$(module_key "$src")"
+		bdir="$work/build/$name"
+		mkdir -p "$bdir"
+		if [[ -f $kdir/.complete ]] && cp "$kdir"/*.ko "$bdir/" 2>/dev/null; then
+			touch -c "$kdir/.complete"
 			echo "built before: $kdir" >"$log"
 			vm_log "module $src: built before ($kdir)"
-			find "$kdir" -name '*.ko' -type f
+			find "$bdir" -name '*.ko' -type f
 			return
 		fi
-		bdir="$work/build/$(basename "$src")"
-		mkdir -p "$bdir"
 		cp -a "$src/." "$bdir/"
 		vm_log "building module $src against $K_KDIR${K_ENV:+ in $K_ENV}"
 		# in the root found above (vm_kmake would look it up again)
@@ -299,15 +321,20 @@ main() {
 			vm_die "module build failed; see $log"
 		fi
 		mkdir -p "$cache/modules"
-		find "$cache/modules" -name .complete -mmin +1440 -printf '%h\0' 2>/dev/null |
-			xargs -0r rm -rf
-		rm -rf "$kdir.tmp.$$"
-		mkdir -p "$kdir.tmp.$$"
-		find "$bdir" -name '*.ko' -type f -exec cp {} "$kdir.tmp.$$/" \;
-		touch "$kdir.tmp.$$/.complete"
-		# another run may have put the same build there meanwhile
-		mv -T "$kdir.tmp.$$" "$kdir" 2>/dev/null || rm -rf "$kdir.tmp.$$"
-		find "$kdir" -name '*.ko' -type f
+		prune_modules
+		tmp=$(mktemp -d "$kdir.tmp.XXXXXX")
+		find "$bdir" -name '*.ko' -type f -exec cp {} "$tmp/" \;
+		touch "$tmp/.complete"
+		# another run may have put the same build there meanwhile, or an
+		# entry without .complete may be in the way: replace that one
+		if ! mv -T "$tmp" "$kdir" 2>/dev/null; then
+			if [[ ! -f $kdir/.complete ]] && mv -T "$kdir" "$kdir.old.$$" 2>/dev/null; then
+				rm -rf "$kdir.old.$$"
+				mv -T "$tmp" "$kdir" 2>/dev/null
+			fi
+			rm -rf "$tmp"
+		fi
+		find "$bdir" -name '*.ko' -type f
 	}
 
 	# --- per-run archive: payload, modules, config ------------------------------
