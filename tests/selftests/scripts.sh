@@ -355,8 +355,11 @@ raw_decompress_dir() {
 	[ "$rc" = 0 ] || { echo "exit status $rc"; return 1; }
 	[ "$(grep -c 'module is not loaded' /tmp/rawdir.err)" = 1 ] || { echo "not said once"; return 1; }
 	! grep -q plain /tmp/rawdir.err || { echo "the ordinary file reported"; return 1; }
-	[ "$(sha "$d/a")" = "$s" ] && [ "$(sha "$d/sub/b")" = "$s" ] &&
-		[ "$(cat "$d/plain")" = plain ] || { echo "contents"; return 1; }
+	if [ "$(sha "$d/a")" != "$s" ] || [ "$(sha "$d/sub/b")" != "$s" ] ||
+		[ "$(cat "$d/plain")" != plain ]; then
+		echo "contents"
+		return 1
+	fi
 	case $(flags "$d/a")$(flags "$d/sub/b") in *c*) echo "+c left"; return 1 ;; esac
 }
 check "decompress_recursive_without_module_passes_over_plain_files" raw_decompress_dir
