@@ -34,12 +34,20 @@
 # Firefox demo (screenshots before and after; suite "firefox") after the
 # libxul checks, and the boot test (suite "boot").
 #
+# Two lanes.  With --jobs=2 (the default on a machine with two or more
+# CPUs) the vm suite runs beside the others, which run one after another
+# as before: QEMU emulates the 7.x and debug guests on one host thread
+# (tests/vm/lib.sh, vm_tcg_thread), and the stress suite's parts last a
+# fixed time, so on one lane a CPU sat idle for most of the run.  Each
+# suite's lines are printed whole when it ends, the lanes' blocks one after
+# another; --jobs=1 runs every suite in turn.
+#
 # Options: --tier=check|full, --fuzz-seconds=N (default 45, 300 in the
 # full tier), --vectors=DIR (default ../shared/vectors/szip next to the
 # project; tests that need it skip visibly when it is absent, except under
 # CI=true, where that is a failure), --kernels=LIST (lint,
 # packaging, vm; default: the "check" lines of tests/kernels), --debug-kernels="debug" (vm and stress; "" for none),
-# --host-only.
+# --jobs=1|2 (EXT4DEC_TEST_JOBS), --host-only.
 
 set -u
 
@@ -54,7 +62,8 @@ vectors=$top/../shared/vectors/szip
 kernels=$(kernels_list | paste -sd " ")
 debug_kernels=debug
 host_only=0
-usage="usage: $0 [--tier=check|full] [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--debug-kernels=LIST] [--host-only]"
+jobs=${EXT4DEC_TEST_JOBS:-}
+usage="usage: $0 [--tier=check|full] [--fuzz-seconds=N] [--vectors=DIR] [--kernels=LIST] [--debug-kernels=LIST] [--jobs=1|2] [--host-only]"
 for arg in "$@"; do
 	case $arg in
 	--tier=check | --tier=full) tier=${arg#*=} ;;
@@ -62,10 +71,16 @@ for arg in "$@"; do
 	--vectors=*) vectors=${arg#*=} ;;
 	--kernels=*) kernels=${arg#*=} ;;
 	--debug-kernels=*) debug_kernels=${arg#*=} ;;
+	--jobs=*) jobs=${arg#*=} ;;
 	--host-only) host_only=1 ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
+if [[ -z $jobs ]]; then
+	jobs=1
+	[[ $(nproc) -lt 2 ]] || jobs=2
+fi
+[[ $jobs == [12] ]] || { echo "$usage" >&2; exit 2; }
 # the suites that run on one kernel take the last of --kernels that is a
 # "check" line (a trial line only when none is)
 last_kernel=${kernels##* }
@@ -76,9 +91,11 @@ for k in $kernels; do
 done
 # shellcheck disable=SC2206 # lists of kernel series
 stress_args=($debug_kernels $kernels)
+vm_full=
 if [[ $tier == full ]]; then
 	fuzz_seconds=${fuzz_seconds:-300}
 	stress_args=(--full "${stress_args[@]}")
+	vm_full=--full
 else
 	fuzz_seconds=${fuzz_seconds:-45}
 fi
@@ -96,35 +113,62 @@ fi
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-# Add a suite's "# NAME: P passed, F failed, S skipped" line to the totals.
+# tally NAME OUT RC: print what counts as a failure beyond the suite's own
+# summary line ("# NAME: P passed, F failed, S skipped"), and add the
+# suite's counts to $log/counts
 tally() {
 	local name=$1 out=$2 rc=$3 line p f s
 	line=$(grep -E "^# $name: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1)
 	if [[ -z $line ]]; then
 		echo "# $name: no summary line (exit $rc): counted as 1 failure"
-		fail=$((fail + 1))
+		echo "0 1 0" >>"$log/counts"
 		return
 	fi
 	read -r p f s < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"$line")
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + ${s:-0}))
 	if [[ $rc -ne 0 && $f -eq 0 ]]; then
 		echo "# $name: exit $rc without a failed test: counted as 1 failure"
-		fail=$((fail + 1))
+		f=1
 	fi
+	echo "$p $f ${s:-0}" >>"$log/counts"
 }
 
+# run_suite NAME CMD...: run a suite, then print its lines but the passed
+# tests, its time and what tally says, in one block (the other lane's
+# blocks never come in between)
 run_suite() {
-	local name=$1 rc start
+	local name=$1 rc start out
 	shift
-	echo "# ---- $name: $*"
+	out=$(mktemp "$log/$name.XXXXXX")
+	echo "# $name: started"
 	start=$SECONDS
-	"$@" >"$log/$name" 2>&1
+	"$@" >"$out" 2>&1
 	rc=$?
-	grep -Ev '^ok ' "$log/$name"
-	echo "# $name took $((SECONDS - start)) s"
-	tally "$name" "$log/$name" "$rc"
+	{
+		echo "# ---- $name: $*"
+		grep -Ev '^ok ' "$out"
+		echo "# $name took $((SECONDS - start)) s"
+		tally "$name" "$out" "$rc"
+	} >"$out.block"
+	flock "$log/print" cat "$out.block"
 }
 
+# The vm suite's lane: the debug kernels first, then the newest line down
+# (guests of 7.x and the debug kernel run on one host thread), while the
+# other lane runs the host's suites, then stress and libxul.
+vm_lane() {
+	local k order=
+	for k in $kernels; do
+		order="$k $order"
+	done
+	order="$debug_kernels $order"
+	# shellcheck disable=SC2086 # a list of kernel series
+	run_suite vm tests/vm/selftests.sh $vm_full $order
+}
+vm_pid=
+if [[ $host_only -eq 0 && $jobs -eq 2 ]]; then
+	vm_lane &
+	vm_pid=$!
+fi
 run_suite unit build/san/test_szip "$vectors"
 run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors" --big
 run_suite query tests/cli/test_query.sh --query=build/san/ext4dec-query
@@ -136,8 +180,7 @@ if [[ $host_only -eq 0 ]]; then
 	# shellcheck disable=SC2086
 	run_suite packaging tests/packaging/test-packaging.sh $kernels
 	run_suite harness tests/vm/harness.sh "$last_kernel"
-	# shellcheck disable=SC2086
-	run_suite vm tests/vm/selftests.sh $kernels $debug_kernels
+	[[ $jobs -eq 2 ]] || vm_lane
 	run_suite stress tests/vm/stress.sh "${stress_args[@]}"
 	for k in $kernels; do
 		run_suite libxul tests/vm/firefox-demo.sh --quick -k "$k"
@@ -149,7 +192,13 @@ if [[ $host_only -eq 0 ]]; then
 		run_suite boot tests/vm/boot-test.sh -k "$boot_kernel"
 	fi
 fi
+if [[ -n $vm_pid ]]; then
+	echo "# waiting for the vm suite"
+	wait "$vm_pid"
+fi
 
+read -r p f s < <(awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }' "$log/counts")
+pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 echo "# all: $pass passed, $fail failed, $skip skipped"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
