@@ -80,6 +80,17 @@
 #define EXT4DEC_HOOK_SPLICE_READ
 #endif
 
+/*
+ * 7.x: ext4_iomap_ops gives its mappings through ->iomap_next(), which
+ * calls ext4_iomap_begin(), and has no ->iomap_begin; a direct read of a
+ * block or less calls ext4_iomap_begin() itself (iomap_dio_read_simple()).
+ * No table holds the function: the hook finds it by its name (ext4.c).
+ * The probe: <linux/iomap.h> defines DEFINE_IOMAP_ITER_NEXT (7.2, 7.3).
+ */
+#ifdef DEFINE_IOMAP_ITER_NEXT
+#define EXT4DEC_IOMAP_BEGIN_BY_NAME
+#endif
+
 /* 6.8: a_ops->error_remove_page(page) became error_remove_folio(folio) */
 #if EXT4DEC_SINCE(6, 8, 0)
 #define EXT4DEC_AOPS_ERROR_REMOVE \

@@ -31,6 +31,7 @@ enum ext4dec_table {
 	EXT4DEC_FOPS,
 	EXT4DEC_IOPS,
 	EXT4DEC_SOPS,
+	EXT4DEC_IOMAP_OPS,
 	EXT4DEC_NR_TABLES
 };
 
@@ -38,6 +39,7 @@ static const char *const ext4dec_table_names[EXT4DEC_NR_TABLES] = {
 	[EXT4DEC_FOPS] = "ext4_file_operations",
 	[EXT4DEC_IOPS] = "ext4_file_inode_operations",
 	[EXT4DEC_SOPS] = "ext4_sops",
+	[EXT4DEC_IOMAP_OPS] = "ext4_iomap_ops",
 };
 
 /* Each target: the function's name, and where ext4 keeps its address */
@@ -56,6 +58,12 @@ static const struct ext4dec_target_info {
 	[EXT4DEC_READ_ITER] = { "ext4_file_read_iter", EXT4DEC_FOPS, "read_iter" },
 #ifdef EXT4DEC_HOOK_SPLICE_READ
 	[EXT4DEC_SPLICE_READ] = { "ext4_file_splice_read", EXT4DEC_FOPS, "splice_read" },
+#endif
+#ifdef EXT4DEC_IOMAP_BEGIN_BY_NAME
+	/* in no table: found by its name (compat.h) */
+	[EXT4DEC_IOMAP_BEGIN] = { "ext4_iomap_begin", EXT4DEC_IOMAP_OPS, NULL },
+#else
+	[EXT4DEC_IOMAP_BEGIN] = { "ext4_iomap_begin", EXT4DEC_IOMAP_OPS, "iomap_begin" },
 #endif
 	[EXT4DEC_FIEMAP] = { "ext4_fiemap", EXT4DEC_IOPS, "fiemap" },
 	[EXT4DEC_LLSEEK] = { "ext4_llseek", EXT4DEC_FOPS, "llseek" },
@@ -80,6 +88,7 @@ static struct {
 		      u64 start, u64 len);
 	loff_t (*llseek)(struct file *file, loff_t offset, int whence);
 	void (*evict_inode)(struct inode *inode);
+	const void *iomap_begin;
 	const struct iomap_ops *report_ops;
 	const struct address_space_operations *journalled_aops;
 } ext4dec_ext4_fns __ro_after_init;
@@ -93,7 +102,8 @@ static struct file_system_type *ext4dec_ext4_type;
  * faults on kernels with IBT, where it has no ENDBR.  register_kprobe()
  * resolves the name before refusing a probe on data, and leaves the address
  * in the kprobe.  Only data symbols are looked up this way: function
- * addresses come from the operation tables that hold them.
+ * addresses come from the operation tables that hold them (the one that
+ * none holds: ext4dec_lookup_text()).
  */
 static const void *ext4dec_lookup_data(const char *name)
 {
@@ -111,6 +121,23 @@ static const void *ext4dec_lookup_data(const char *name)
 		kp.addr = NULL;
 	}
 	return kp.addr;
+}
+
+/*
+ * Address of a kernel function that none of ext4's tables holds, or NULL.
+ * The kprobe is registered disabled, only to resolve the name: it is
+ * never armed.
+ */
+static __maybe_unused void *ext4dec_lookup_text(const char *name)
+{
+	struct kprobe kp = { .symbol_name = name, .flags = KPROBE_FLAG_DISABLED };
+	void *addr;
+
+	if (register_kprobe(&kp))
+		return NULL;
+	addr = kp.addr;
+	unregister_kprobe(&kp);
+	return addr;
 }
 
 /*
@@ -154,6 +181,8 @@ static const void *ext4dec_target_fn(enum ext4dec_target t)
 		return ext4dec_ext4_fns.llseek;
 	case EXT4DEC_EVICT_INODE:
 		return ext4dec_ext4_fns.evict_inode;
+	case EXT4DEC_IOMAP_BEGIN:
+		return ext4dec_ext4_fns.iomap_begin;
 	default:
 		return NULL;
 	}
@@ -171,11 +200,15 @@ static int ext4dec_check_target(enum ext4dec_target t, const void *table)
 	const void *fn = ext4dec_target_fn(t);
 	char sym[KSYM_SYMBOL_LEN];
 
-	if (!table) {
+	if (!member) {		/* found by its name */
+		if (!fn) {
+			pr_err("hook %s: not found\n", name);
+			return -ENOENT;
+		}
+	} else if (!table) {
 		pr_err("hook %s: %s not found\n", name, tname);
 		return -ENOENT;
-	}
-	if (!fn) {
+	} else if (!fn) {
 		pr_err("hook %s: %s.%s is NULL\n", name, tname, member);
 		return -ENOENT;
 	}
@@ -226,6 +259,14 @@ static int ext4dec_ext4_resolve(void)
 	}
 	if (sops)
 		ext4dec_ext4_fns.evict_inode = sops->evict_inode;
+#ifdef EXT4DEC_IOMAP_BEGIN_BY_NAME
+	ext4dec_ext4_fns.iomap_begin =
+		ext4dec_lookup_text(ext4dec_target_name(EXT4DEC_IOMAP_BEGIN));
+#else
+	if (tables[EXT4DEC_IOMAP_OPS])
+		ext4dec_ext4_fns.iomap_begin = ((const struct iomap_ops *)
+						tables[EXT4DEC_IOMAP_OPS])->iomap_begin;
+#endif
 	for (i = 0; i < EXT4DEC_NR_TARGETS; i++) {
 		int e = ext4dec_check_target(i, tables[ext4dec_targets[i].table]);
 

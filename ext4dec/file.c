@@ -195,8 +195,9 @@ static ssize_t ext4dec_file_read_steady(struct kiocb *iocb, struct iov_iter *to)
  * inactive inode that an activation or deactivation ran across is undone
  * (the iterator and the position put back, whatever ext4 returned) and
  * done again with the view held still.  A queued asynchronous direct read
- * cannot be done again: one that ext4 submits after an activation it
- * waited for (on the inode lock) reads raw blocks (design-notes.md).
+ * cannot be done again, but none is queued after an activation: ext4
+ * cannot map an active inode's blocks (the ext4_iomap_begin() hook), so
+ * one that waited in ext4 for the activation fails here, undone.
  *
  * Context: process; may take the inode lock, shared.
  * Return: bytes read, or a negative errno (-EAGAIN for IOCB_NOWAIT on an

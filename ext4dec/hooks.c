@@ -18,6 +18,8 @@
  *                       inode is active, never a mix
  *   ext4_file_splice_read  and splices (6.5 and later: before, ext4
  *                       spliced through ext4_file_read_iter)
+ *   ext4_iomap_begin    no block of an active inode mapped for direct I/O
+ *                       (ext4dec_iomap_want())
  *   ext4_compat_ioctl   refuse ioctls that move or rewrite data of an
  *   ext4_ioctl          active inode, also on files opened before
  *                       activation; the others never reach the wrapper
@@ -278,6 +280,32 @@ static ssize_t ext4dec_splice_read_hook(struct file *in, loff_t *ppos,
 }
 #endif
 
+/*
+ * Direct I/O maps an inode's blocks through ext4_iomap_ops.  The only way
+ * there for an active inode is a direct read through a file opened before
+ * activation that passed the read hook's check while the inode was
+ * inactive, then waited in ext4 for the inode lock that the activation
+ * held: its blocks hold compressed data.  Asynchronous (aio, io_uring),
+ * it would be queued and read them.  Mapping fails instead, before any
+ * I/O, so ext4 returns the error at once, and the read hook, which sees
+ * the view changed, does the read again decompressed.  Every other call
+ * goes straight to ext4: this filter is all that runs for them.
+ */
+static bool notrace ext4dec_iomap_want(struct ftrace_regs *fregs)
+{
+	return ext4dec_state((struct inode *)ext4dec_ftrace_arg(fregs, 0));
+}
+
+static int ext4dec_iomap_begin_hook(struct inode *inode, loff_t pos, loff_t length,
+				    unsigned int flags, struct iomap *iomap,
+				    struct iomap *srcmap)
+{
+	int idx = ext4dec_hook_enter();
+
+	ext4dec_hook_exit(idx);
+	return -EIO;
+}
+
 static loff_t ext4dec_llseek_hook(struct file *file, loff_t offset, int whence)
 {
 	int idx;
@@ -323,6 +351,8 @@ static struct ext4dec_hook ext4dec_hooks[EXT4DEC_NR_TARGETS] = {
 #ifdef EXT4DEC_HOOK_SPLICE_READ
 	[EXT4DEC_SPLICE_READ] = { .wrapper = ext4dec_splice_read_hook },
 #endif
+	[EXT4DEC_IOMAP_BEGIN] = { .wrapper = ext4dec_iomap_begin_hook,
+				  .want = ext4dec_iomap_want },
 	[EXT4DEC_LLSEEK] = { .wrapper = ext4dec_llseek_hook },
 	[EXT4DEC_FIEMAP] = { .wrapper = ext4dec_fiemap_hook },
 	[EXT4DEC_EVICT_INODE] = { .wrapper = ext4dec_evict_inode_hook },

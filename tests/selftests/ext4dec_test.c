@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
@@ -643,6 +644,134 @@ TEST_F_TIMEOUT(ext4dec, opened_before_activation, SLOW)
 	unlink(path("pre.out"));
 	free(buf);
 	free(orig);
+	free(raw);
+}
+
+/* aio direct reads of a file until told to stop, sorted by what they read */
+struct aio_reads {
+	int fd;
+	off_t off;		/* where each reads, RAW_LEN - 4 KiB or less */
+	size_t len;		/* how much each asks for, past RAW_LEN */
+	const unsigned char *raw;	/* the compressed bytes at @off */
+	size_t raw_len;			/* how many there are */
+	volatile bool stop;
+	long raw_reads, uncompressed, mixed;
+	int err;
+};
+
+static void *aio_reads_loop(void *p)
+{
+	struct aio_reads *a = p;
+	aio_context_t ctx = 0;
+	unsigned char *buf;
+	size_t i;
+
+	if (syscall(SYS_io_setup, 1, &ctx) || posix_memalign((void **)&buf, 4096, a->len)) {
+		a->err = errno;
+		return NULL;
+	}
+	while (!a->stop) {
+		struct iocb cb = {
+			.aio_fildes = a->fd, .aio_lio_opcode = IOCB_CMD_PREAD,
+			.aio_buf = (uintptr_t)buf, .aio_nbytes = a->len,
+			.aio_offset = a->off,
+		};
+		struct iocb *cbs[1] = { &cb };
+		struct io_event ev;
+
+		if (syscall(SYS_io_submit, ctx, 1, cbs) != 1 ||
+		    syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1) {
+			a->err = errno;
+			break;
+		}
+		if ((long long)ev.res < 0) {
+			a->err = -(long long)ev.res;
+			break;
+		}
+		/* the uncompressed file is all zeros there */
+		for (i = 0; i < (size_t)ev.res && !buf[i]; i++)
+			;
+		if ((size_t)ev.res == a->raw_len && !memcmp(buf, a->raw, a->raw_len))
+			a->raw_reads++;
+		else if ((size_t)ev.res == a->len && i == a->len)
+			a->uncompressed++;
+		else
+			a->mixed++;
+	}
+	syscall(SYS_io_destroy, ctx);
+	free(buf);
+	return NULL;
+}
+
+/*
+ * An asynchronous direct read through a file opened before activation,
+ * submitted while chattr +c activates the file, samples the inode as
+ * inactive and then waits in ext4 for the inode lock that the activation
+ * holds while it reads the file's tables (2^17 chunks here, read again
+ * after drop_caches).  It must not go on to map the raw blocks, now under
+ * the uncompressed size, and queue their I/O: that would read compressed
+ * bytes up to the raw end and zeros after.  Each read spans the raw end:
+ * it gives the raw bytes up to there (inactive) or a full read of the
+ * uncompressed file, here zeros (active), nothing else.
+ */
+TEST_F_TIMEOUT(ext4dec, aio_direct_read_across_activation, SLOWER)
+{
+	const char *big = path("aio-orig"), *sz = path("aio.sz");
+	struct aio_reads total = { 0 };
+	size_t raw_len;
+	unsigned char *raw;
+	int fd, round, err;
+
+	fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 512 * MiB));	/* 2^17 chunks of 4 KiB */
+	close(fd);
+	ASSERT_EQ(0, run("szip -qc --codec=zstd --level=1 --chunk-size=4096 '%s' > '%s'", big, sz));
+	unlink(big);
+	raw = read_all(sz, &raw_len);
+	ASSERT_NE(NULL, raw);
+	ASSERT_LT(8192, raw_len);
+	/* two readers, 40 activations: one in six caught a reader on 7.3 */
+	for (round = 0; round < 40; round++) {
+		struct aio_reads a[2];
+		pthread_t t[2];
+		int fd_raw, i;
+
+		/* a file opened raw; the tables out of the cache */
+		err = change_flags(sz, 0, FS_COMPR_FL);
+		ASSERT_EQ(0, err) TH_LOG("-c: %s", strerror(err));
+		fd_raw = open(sz, O_RDONLY | O_DIRECT);
+		ASSERT_LE(0, fd_raw);
+		drop_caches();
+		for (i = 0; i < 2; i++) {
+			a[i] = (struct aio_reads){ .fd = fd_raw, .len = 65536 };
+			a[i].off = (raw_len & ~4095UL) - 4096;
+			a[i].raw = raw + a[i].off;
+			a[i].raw_len = raw_len - a[i].off;
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, aio_reads_loop, &a[i]));
+		}
+		usleep(20000);
+		err = change_flags(sz, FS_COMPR_FL, 0);
+		usleep(20000);
+		for (i = 0; i < 2; i++) {
+			a[i].stop = true;
+			pthread_join(t[i], NULL);
+		}
+		close(fd_raw);
+		ASSERT_EQ(0, err) TH_LOG("+c: %s", strerror(err));
+		for (i = 0; i < 2; i++) {
+			ASSERT_EQ(0, a[i].err) TH_LOG("aio: %s", strerror(a[i].err));
+			total.raw_reads += a[i].raw_reads;
+			total.uncompressed += a[i].uncompressed;
+			total.mixed += a[i].mixed;
+		}
+	}
+	TH_LOG("aio direct reads: %ld raw, %ld uncompressed, %ld neither", total.raw_reads,
+	       total.uncompressed, total.mixed);
+	EXPECT_EQ(0, total.mixed) TH_LOG("raw blocks read under the uncompressed size");
+	EXPECT_LT(0, total.raw_reads);
+	EXPECT_LT(0, total.uncompressed);
+	unlink(sz);
 	free(raw);
 }
 

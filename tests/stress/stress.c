@@ -17,7 +17,9 @@
  * that --pack filled (on the host: the same program and libc).
  * For SECONDS (default 120), processes run side by side:
  *   readers   read(), pread() and splice() every file, a quarter of the
- *             time with O_DIRECT, after dropping its cache now and then; two of
+ *             time with O_DIRECT (half of the direct preads through aio,
+ *             queued asynchronously when the inode is not active), after
+ *             dropping its cache now and then; two of
  *             them in a memory cgroup limited to CGROUP_MAX_MB (default
  *             32) that another process also shrinks through
  *             memory.reclaim
@@ -41,6 +43,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/fs.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -90,7 +93,7 @@ static struct sfile files[] = {
 #define NR_FILES	(sizeof(files) / sizeof(files[0]))
 
 struct stats {
-	long reads, bytes, mismatches, errors, opens_missing;
+	long reads, bytes, mismatches, errors, opens_missing, aio_reads;
 	long maps, pages, execs, exec_failures;
 	long minus_c, plus_c, chattr_busy, chattr_errors;
 	long churns, drops, reclaims, rmmods, rmmod_wrong;
@@ -247,6 +250,41 @@ static void splice_whole(const struct sfile *f, int fd, uint8_t *buf)
 	close(p[1]);
 }
 
+/*
+ * pread() through aio: a direct read of an inactive inode is queued, and
+ * completes after io_submit() returns.  Falls back to pread() where the
+ * kernel has no aio (ENOSYS, counted as no aio read).
+ */
+static ssize_t aio_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	static aio_context_t ctx;
+	static bool none;
+	struct iocb cb = {
+		.aio_fildes = fd, .aio_lio_opcode = IOCB_CMD_PREAD,
+		.aio_buf = (uintptr_t)buf, .aio_nbytes = len, .aio_offset = off,
+	};
+	struct iocb *cbs[1] = { &cb };
+	struct io_event ev;
+
+	if (!ctx && !none && syscall(SYS_io_setup, 1, &ctx)) {
+		if (errno != ENOSYS)
+			return -1;
+		none = true;
+	}
+	if (none)
+		return pread(fd, buf, len, off);
+	if (syscall(SYS_io_submit, ctx, 1, cbs) != 1)
+		return -1;
+	if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
+		return -1;
+	add(aio_reads, 1);
+	if ((long long)ev.res < 0) {
+		errno = -(long long)ev.res;
+		return -1;
+	}
+	return ev.res;
+}
+
 static void reader(int id, bool in_cgroup)
 {
 	/* aligned for O_DIRECT */
@@ -303,13 +341,16 @@ static void reader(int id, bool in_cgroup)
 				pos += got;
 			}
 		} else {
+			bool aio = direct && rng() % 2;
+
 			posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 			for (int k = 0; k < 16; k++) {
 				uint64_t off = rng() % (f->size + PAGE) / unit * unit;
 				size_t len = unit * (1 + rng() % ((k & 1 ? PAGE : sizeof(buf)) / unit));
-				ssize_t got = pread(fd, buf, len, off);
+				ssize_t got = aio ? aio_pread(fd, buf, len, off) : pread(fd, buf, len, off);
 
-				check(f, direct ? "direct pread" : "pread", off, len, got, errno, buf);
+				check(f, aio ? "aio direct pread" : direct ? "direct pread" : "pread",
+				      off, len, got, errno, buf);
 			}
 		}
 		close(fd);
@@ -820,8 +861,8 @@ usage:
 	if (ended < 0)
 		return 1;
 	ok = !ended;
-	diag("stress: %.1f minutes run, %ld reads checked (%ld MB), %ld mismatches, %ld errors; %.0f s to stop",
-	     (stop_at - start) / 60, st->reads, st->bytes >> 20, st->mismatches,
+	diag("stress: %.1f minutes run, %ld reads checked (%ld MB, %ld through aio), %ld mismatches, %ld errors; %.0f s to stop",
+	     (stop_at - start) / 60, st->reads, st->bytes >> 20, st->aio_reads, st->mismatches,
 	     st->errors, now() - stop_at);
 	diag("stress: %ld maps (%ld pages), %ld execs (%ld failed), %ld chattr cycles (-c %ld, +c %ld, %ld EBUSY, %ld errors)",
 	     st->maps, st->pages, st->execs, st->exec_failures,
