@@ -216,8 +216,11 @@ static int ext4dec_check_target(enum ext4dec_target t, const void *table)
 	snprintf(sym, sizeof(sym), "%ps", fn);
 	*strchrnul(sym, ' ') = '\0';
 	if (strcmp(sym, name)) {
-		pr_err("hook %s: %s.%s is %s, not %s\n", name, tname, member,
-		       sym, name);
+		if (member)
+			pr_err("hook %s: %s.%s is %s, not %s\n", name, tname,
+			       member, sym, name);
+		else
+			pr_err("hook %s: the name gives %s\n", name, sym);
 		return -ENOENT;
 	}
 	return 0;

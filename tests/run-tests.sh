@@ -111,17 +111,28 @@ if [[ ! -f $vectors/MANIFEST.tsv ]]; then
 	fi
 fi
 log=$(mktemp -d)
-trap 'rm -rf "$log"' EXIT
+vm_pid=
+# the vm lane (a process group of its own) ends with the run, whatever ends it
+cleanup() {
+	if [[ -n $vm_pid ]]; then
+		kill -TERM -- "-$vm_pid" 2>/dev/null
+		wait "$vm_pid" 2>/dev/null
+	fi
+	rm -rf "$log"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # tally NAME OUT RC: print what counts as a failure beyond the suite's own
 # summary line ("# NAME: P passed, F failed, S skipped"), and add the
-# suite's counts to $log/counts
+# suite's counts to $log/counts ("NAME P F S")
 tally() {
 	local name=$1 out=$2 rc=$3 line p f s
 	line=$(grep -E "^# $name: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1)
 	if [[ -z $line ]]; then
 		echo "# $name: no summary line (exit $rc): counted as 1 failure"
-		echo "0 1 0" >>"$log/counts"
+		echo "$name 0 1 0" >>"$log/counts"
 		return
 	fi
 	read -r p f s < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"$line")
@@ -129,7 +140,7 @@ tally() {
 		echo "# $name: exit $rc without a failed test: counted as 1 failure"
 		f=1
 	fi
-	echo "$p $f ${s:-0}" >>"$log/counts"
+	echo "$name $p $f ${s:-0}" >>"$log/counts"
 }
 
 # run_suite NAME CMD...: run a suite, then print its lines but the passed
@@ -149,7 +160,7 @@ run_suite() {
 		echo "# $name took $((SECONDS - start)) s"
 		tally "$name" "$out" "$rc"
 	} >"$out.block"
-	flock "$log/print" cat "$out.block"
+	flock "$log/print" cat "$out.block" || cat "$out.block"
 }
 
 # The vm suite's lane: the debug kernels first, then the newest line down
@@ -164,10 +175,11 @@ vm_lane() {
 	# shellcheck disable=SC2086 # a list of kernel series
 	run_suite vm tests/vm/selftests.sh $vm_full $order
 }
-vm_pid=
 if [[ $host_only -eq 0 && $jobs -eq 2 ]]; then
+	set -m
 	vm_lane &
 	vm_pid=$!
+	set +m
 fi
 run_suite unit build/san/test_szip "$vectors"
 run_suite cli tests/cli/test_cli.sh --szip=build/san/szip --vectors="$vectors" --big
@@ -195,9 +207,20 @@ fi
 if [[ -n $vm_pid ]]; then
 	echo "# waiting for the vm suite"
 	wait "$vm_pid"
+	vm_pid=
+	# a lane that died before its tally must not pass for one that passed
+	if ! grep -q '^vm ' "$log/counts" 2>/dev/null; then
+		echo "# vm: its lane ended without a result: counted as 1 failure"
+		echo "vm 0 1 0" >>"$log/counts"
+	fi
 fi
 
-read -r p f s < <(awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }' "$log/counts")
+read -r p f s < <(awk '{ p += $2; f += $3; s += $4 } END { print p + 0, f + 0, s + 0 }' \
+	"$log/counts" 2>/dev/null)
+if [[ -z ${p:-} ]]; then
+	echo "# no suite left a result: counted as 1 failure"
+	p=0 f=1 s=0
+fi
 pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 echo "# all: $pass passed, $fail failed, $skip skipped"
 echo "$pass passed, $fail failed"

@@ -275,8 +275,15 @@ static ssize_t aio_pread(int fd, void *buf, size_t len, uint64_t off)
 		return pread(fd, buf, len, off);
 	if (syscall(SYS_io_submit, ctx, 1, cbs) != 1)
 		return -1;
-	if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
+	if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1) {
+		int err = errno;
+
+		/* waits for the read still in flight into @buf */
+		syscall(SYS_io_destroy, ctx);
+		ctx = 0;
+		errno = err;
 		return -1;
+	}
 	add(aio_reads, 1);
 	if ((long long)ev.res < 0) {
 		errno = -(long long)ev.res;
