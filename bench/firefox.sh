@@ -154,6 +154,7 @@ main() {
 		local t0=$SECONDS rc=0
 		"$top/tests/vm/run-vm.sh" -k "$kspec" -p "$payload" --module-src "$work/module-src" \
 			--bin "$src/tools/szip/szip" --bin "$top/build/demo/ext4dec_demo" \
+			--bin "$top/tools/ext4dec-query/ext4dec-query" \
 			--image "$img" --image-bw "$bw" --mem 3072 -t 3000 -o "$work/run-$bw" \
 			>"$out/firefox-bw$bw.log" 2>&1 || rc=$?
 		grep -E '^# (FIREFOX|FFTRACE) ' "$out/firefox-bw$bw.log" | sed 's/^# //' >>"$out/firefox.txt" || true
