@@ -123,7 +123,7 @@ apt_mirror() {
 }
 
 apt_private() {
-	local dir=$1 mirror s
+	local dir=$1 mirror s new
 	shift
 	mirror=$(apt_mirror) || {
 		echo "apt: cannot tell the host's Debian mirror (set EXT4DEC_DEBIAN_MIRROR)" >&2
@@ -131,22 +131,28 @@ apt_private() {
 	}
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" || return 1
 	[[ -f $dir/status ]] || : >"$dir/status"
+	# Runs side by side (tests/run-tests.sh) set up the same directory:
+	# each writes its own temporary file and renames it into place, and
+	# only a new list of suites drops the package lists.
+	new=$(mktemp "$dir/sources.list.XXXXXX") || return 1
 	for s in "$@"; do
 		printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
 			"$mirror" "$s"
-	done >"$dir/sources.list.new" || return 1
-	if ! cmp -s "$dir/sources.list.new" "$dir/sources.list"; then
-		mv "$dir/sources.list.new" "$dir/sources.list"
-		rm -f "$dir/lists/"*_Packages* "$dir/lists/"*Release*
+	done >"$new" || { rm -f "$new"; return 1; }
+	if cmp -s "$new" "$dir/sources.list"; then
+		rm -f "$new"
 	else
-		rm -f "$dir/sources.list.new"
+		mv "$new" "$dir/sources.list" || { rm -f "$new"; return 1; }
+		rm -f "$dir/lists/"*_Packages* "$dir/lists/"*Release*
 	fi
 	# none of the host's hooks (PackageKit, appstream, docker-clean's
 	# cache cleaning) may run for a private update: -o cannot empty a
 	# list, a configuration file can
+	new=$(mktemp "$dir/apt.conf.XXXXXX") || return 1
 	printf '#clear %s;\n' APT::Update::Pre-Invoke APT::Update::Post-Invoke \
 		APT::Update::Post-Invoke-Success DPkg::Pre-Invoke DPkg::Post-Invoke \
-		>"$dir/apt.conf" || return 1
+		>"$new" || { rm -f "$new"; return 1; }
+	mv "$new" "$dir/apt.conf" || { rm -f "$new"; return 1; }
 	APT_OPTS=(
 		-c "$dir/apt.conf"
 		-o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null

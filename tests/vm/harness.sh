@@ -72,6 +72,30 @@ else
 	not_ok "kernels.sh: the lines of the states asked for; none is an error"
 fi
 
+# apt_private: runs of the suites side by side (tests/run-tests.sh) set up
+# one private configuration at once; none may delete the package lists
+# another is reading
+mkdir -p "$tmp/apt/lists"
+(
+	. scripts/lib/apt.sh
+	apt_private "$tmp/apt" trixie trixie-backports
+) >/dev/null 2>&1
+touch "$tmp/apt/lists/x_Packages" "$tmp/apt/lists/x_InRelease"
+for i in $(seq 48); do
+	(
+		. scripts/lib/apt.sh
+		apt_private "$tmp/apt" trixie trixie-backports
+	) >"$tmp/apt.$i" 2>&1 &
+done
+wait
+if [[ -f $tmp/apt/lists/x_Packages && -f $tmp/apt/lists/x_InRelease ]] &&
+	! grep -q . "$tmp"/apt.[0-9]*; then
+	ok "apt_private: side by side, the lists stay"
+else
+	not_ok "apt_private: side by side, the lists stay"
+	cat "$tmp"/apt.[0-9]* | sort | uniq -c | sed 's/^/# /'
+fi
+
 # tap_part: a part that dies after its first result gets a "not ok"
 printf 'TAP version 13\nok 1 a\nok 2 b\n1..2\n' >"$tmp/p1"
 printf 'ok 1 c\n' >"$tmp/p2"
