@@ -100,12 +100,12 @@ else
 	fuzz_seconds=${fuzz_seconds:-45}
 fi
 echo "# tier: $tier"
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 vectors_failed=0
 if [[ ! -f $vectors/MANIFEST.tsv ]]; then
 	if [[ ${CI:-} == true ]]; then
 		# CI always has them: their absence is a broken checkout, not a skip
 		echo "# vectors: no conformance vectors at $vectors (CI=true): counted as 1 failure"
-		fail=1
+		fail=1 vectors_failed=1
 	else
 		echo "# NOTE: no conformance vectors at $vectors: vector tests skip"
 	fi
@@ -143,6 +143,18 @@ tally() {
 	echo "$name $p $f ${s:-0}" >>"$log/counts"
 }
 
+# recap NAME BLOCK: a failed suite's failures and the harness's reasons
+# (at most 12 lines), kept for the end of the run, where a CI log cut to
+# its last lines still shows them
+recap() {
+	awk -v n="$1" '$1 == n { f = $3 } END { exit f > 0 }' "$log/counts" && return
+	{
+		echo "# $1:"
+		grep -E '^not ok|^# (ext4dec-vm: (result|error|  )|.*counted as 1 failure|.*: [0-9]+ passed, [1-9][0-9]* failed)' "$2" |
+			head -n 12 | sed 's/^# //; s/^/#   /'
+	} >"$log/recap.$1.$BASHPID"
+}
+
 # run_suite NAME CMD...: run a suite, then print its lines but the passed
 # tests, its time and what tally says, in one block (the other lane's
 # blocks never come in between)
@@ -160,6 +172,7 @@ run_suite() {
 		echo "# $name took $((SECONDS - start)) s"
 		tally "$name" "$out" "$rc"
 	} >"$out.block"
+	recap "$name" "$out.block"
 	flock "$log/print" cat "$out.block" || cat "$out.block"
 }
 
@@ -212,6 +225,7 @@ if [[ -n $vm_pid ]]; then
 	if ! grep -q '^vm ' "$log/counts" 2>/dev/null; then
 		echo "# vm: its lane ended without a result: counted as 1 failure"
 		echo "vm 0 1 0" >>"$log/counts"
+		printf '# vm:\n#   its lane ended without a result\n' >"$log/recap.vm"
 	fi
 fi
 
@@ -222,6 +236,13 @@ if [[ -z ${p:-} ]]; then
 	p=0 f=1 s=0
 fi
 pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+# each suite's counts on one line, then what failed
+echo "# suites (passed/failed/skipped): $(awk '{ printf "%s%s %d/%d/%d", (NR > 1 ? ", " : ""), $1, $2, $3, $4 }' "$log/counts" 2>/dev/null)"
+if [[ $vectors_failed -eq 1 ]] || compgen -G "$log/recap.*" >/dev/null; then
+	echo "# failed:"
+	[[ $vectors_failed -eq 0 ]] || echo "#   no conformance vectors at $vectors"
+	cat "$log"/recap.* 2>/dev/null
+fi
 echo "# all: $pass passed, $fail failed, $skip skipped"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
