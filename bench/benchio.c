@@ -21,6 +21,7 @@
  *
  * Options:
  *   -c        cold: sync and drop the page, dentry and inode caches first
+ *   -D        rand: open the file with O_DIRECT (the reads go to the device)
  *   -d DEV    report the bytes read from block device DEV (e.g. vdb,
  *             /sys/block/DEV/stat) during the run
  *   -k BYTES  rand, replay: also report how many distinct BYTES-sized
@@ -69,6 +70,7 @@ static const char *dev;
 static uint64_t seed = 1;
 static uint64_t chunk_bytes;
 static int cold;
+static int open_flags;	/* -D: O_DIRECT */
 
 static void die(const char *fmt, ...)
 {
@@ -267,7 +269,7 @@ static void report(const char *mode, const struct snap *a, const struct snap *b,
 static int open_file(const char *path, off_t *size)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | open_flags);
 
 	if (fd < 0)
 		die("%s: %s", path, strerror(errno));
@@ -371,7 +373,9 @@ static void chunk_set_mark(struct chunk_set *cs, uint64_t off)
 
 static void do_rand(const char *path, const char *count_s)
 {
-	char buf[PAGE], extra[200];
+	/* aligned for O_DIRECT (-D) */
+	static char buf[PAGE] __attribute__((aligned(PAGE)));
+	char extra[200];
 	struct snap a, b;
 	struct chunk_set chunks;
 	uint64_t *lat, pages;
@@ -630,7 +634,8 @@ static void do_exec(char **argv)
 
 static void usage(int rc)
 {
-	fputs("usage: benchio [-c] [-d DEV] [-k CHUNK] [-s SEED] [-t TAG] seq|sendfile|rand|mmap|sum FILE [COUNT]\n"
+	fputs("usage: benchio [-c] [-d DEV] [-k CHUNK] [-s SEED] [-t TAG] seq|sendfile|mmap|sum FILE\n"
+	      "       benchio [-c] [-D] [-d DEV] [-k CHUNK] [-s SEED] [-t TAG] rand FILE COUNT\n"
 	      "       benchio [-c] [-d DEV] [-k CHUNK] [-t TAG] replay FILE TRACE\n"
 	      "       benchio [-c] [-d DEV] [-t TAG] exec CMD [ARG]...\n"
 	      "       benchio drop\n", rc ? stderr : stdout);
@@ -642,9 +647,10 @@ int main(int argc, char **argv)
 	const char *mode;
 	int c;
 
-	while ((c = getopt(argc, argv, "+cd:hk:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, "+cDd:hk:s:t:")) != -1) {
 		switch (c) {
 		case 'c': cold = 1; break;
+		case 'D': open_flags = O_DIRECT; break;
 		case 'd': dev = optarg; break;
 		case 'k': chunk_bytes = strtoull(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
@@ -668,6 +674,8 @@ int main(int argc, char **argv)
 		do_exec(argv + optind);
 		return 0;
 	}
+	if (open_flags && strcmp(mode, "rand"))
+		usage(2);	/* -D: rand only */
 	if (cold)
 		drop_caches();
 	if (!strcmp(mode, "seq") && argc - optind == 1)

@@ -11,6 +11,8 @@
 # Per kernel, one VM (bench/overhead/run.sh) on the scratch ext4:
 #   plain-seq   read() of a cached 64 MiB plain file, 128 KiB at a time
 #   plain-rand  100000 cached 4 KiB preads of it at random offsets
+#   plain-direct 20000 O_DIRECT 4 KiB preads of it at random offsets (the
+#               module's hook on ext4's iomap_begin is in their path)
 #   plain-stat  stat(1) of it after drop_caches
 # each without the module and with it, alternately, N rounds (default 3);
 # then, module loaded:
@@ -98,7 +100,7 @@ for s in "${series[@]}"; do
 		>"$dir.tap" 2>"$dir.log" || { cat "$dir.tap" "$dir.log" >&2; exit 1; }
 	echo "# $s ($(grep -m1 'kernel:' "$dir.log" | sed 's/.*kernel: //'))"
 	printf '# %-12s %-8s %14s %12s %12s\n' measure module "median ns" "p50 ns" "p99 ns"
-	for m in plain-seq plain-rand plain-stat tables-stat; do
+	for m in plain-seq plain-rand plain-direct plain-stat tables-stat; do
 		for w in without with cold; do
 			lines=$(grep "BENCH tag=$m|$w|" "$dir.tap") || continue
 			printf '# %-12s %-8s %14s %12s %12s\n' "$m" "$w" \

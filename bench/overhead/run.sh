@@ -12,6 +12,7 @@ mnt=${EXT4DEC_MNT:?}
 # bench/overhead.sh --rounds, in the payload (no environment reaches it)
 rounds=$(cat ./rounds 2>/dev/null) || rounds=3
 reads=${OVERHEAD_READS:-100000}
+direct_reads=$((reads / 5))
 # shellcheck source=tests/lib/tap.sh
 . ./tap.sh
 
@@ -29,6 +30,7 @@ for r in $(seq "$rounds"); do
 		bench -t "plain-seq|$m|$r" seq "$plain" >/dev/null
 		bench -t "plain-seq|$m|$r" seq "$plain"
 		bench -t "plain-rand|$m|$r" rand "$plain" "$reads"
+		bench -t "plain-direct|$m|$r" -D rand "$plain" "$direct_reads"
 		bench -t "plain-stat|$m|$r" -c exec stat "$plain" >/dev/null
 		bench -t "plain-stat|$m|$r" -c exec stat "$plain"
 		[ "$m" = with ] && rmmod ext4dec
