@@ -147,12 +147,14 @@ tally() {
 # (at most 12 lines), kept for the end of the run, where a CI log cut to
 # its last lines still shows them
 recap() {
+	local f
 	awk -v n="$1" '$1 == n { f = $3 } END { exit f > 0 }' "$log/counts" && return
+	f=$(mktemp "$log/recap.$1.XXXXXX") || return
 	{
 		echo "# $1:"
 		grep -E '^not ok|^# (ext4dec-vm: (result|error|  )|.*counted as 1 failure|.*: [0-9]+ passed, [1-9][0-9]* failed)' "$2" |
 			head -n 12 | sed 's/^# //; s/^/#   /'
-	} >"$log/recap.$1.$BASHPID"
+	} >"$f"
 }
 
 # run_suite NAME CMD...: run a suite, then print its lines but the passed
