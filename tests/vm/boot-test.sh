@@ -57,6 +57,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
 # shellcheck source=tests/lib/tap.sh
 . tests/lib/tap.sh
+# shellcheck source=tests/vm/suite.sh
+. tests/vm/suite.sh
 
 usage() {
 	sed -n '3,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
@@ -94,7 +96,7 @@ rm -rf "$work"
 mkdir -p "$work/module-src" "$work/payload/bin"
 disk=$work/disk.img
 cp --sparse=always "$image" "$disk" || fail "cannot copy $image to $disk"
-cp -r Kbuild dkms.conf include szip ext4dec "$work/module-src/"
+suite_module_src "$work/module-src"
 cp tests/vm/payloads/boot/run.sh tests/vm/payloads/firefox/lib.sh \
 	tests/vm/payloads/firefox/page.html "$work/payload/"
 cp -L scripts/ext4dec-compress tools/ext4dec-copy-xattrs/ext4dec-copy-xattrs "$work/payload/bin/"

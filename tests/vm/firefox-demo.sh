@@ -32,6 +32,8 @@ set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 2
+# shellcheck source=tests/vm/suite.sh
+. tests/vm/suite.sh
 
 usage() {
 	sed -n '3,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
@@ -73,8 +75,8 @@ image_time=$((SECONDS - start))
 
 work=build/demo/$name
 rm -rf "$work"
-mkdir -p "$work/module-src" "$work/payload/bin"
-cp -r Kbuild dkms.conf include szip ext4dec "$work/module-src/"
+mkdir -p "$work/payload/bin"
+suite_module_src "$work/module-src"
 cp tests/vm/payloads/firefox/run.sh tests/vm/payloads/firefox/lib.sh \
 	tests/vm/payloads/firefox/page.html \
 	tests/vm/payloads/firefox/user.js "$work/payload/"

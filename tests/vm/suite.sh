@@ -7,11 +7,16 @@
 
 suite_pass=0 suite_fail=0 suite_skip=0
 
-# suite_module_src DIR: the module's sources only, so the harness copies little
+# suite_module_src DIR: the module's sources only, so the harness copies
+# little; without what a build in the tree left there (make module, make
+# install): copied, those objects are newer than the sources, and Kbuild
+# would link them, stale, into the module tested
 suite_module_src() {
 	rm -rf "$1"
 	mkdir -p "$1"
-	cp -r Kbuild dkms.conf include szip ext4dec "$1/"
+	cp -r Kbuild dkms.conf include szip ext4dec "$1/" &&
+		find "$1" -type f \( -name '*.o' -o -name '.*.cmd' -o -name '.*.d' -o -name '*.ko' \
+			-o -name '*.mod' -o -name '*.mod.c' -o -name '*.a' -o -name modules.order \) -delete
 }
 
 # suite_boot SUITE SERIES OUT RUN-VM-ARGS...: boot SERIES with
